@@ -1,0 +1,32 @@
+"""jmbs: rigid multibody systems with redundant constraints, in JAX.
+
+Importing jmbs enables 64-bit floats in JAX (`jax_enable_x64`).
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from . import examples as examples  # noqa: E402
+from ._assembly import constraint_matrix as constraint_matrix  # noqa: E402
+from ._assembly import constraint_terms as constraint_terms  # noqa: E402
+from ._assembly import gamma as gamma  # noqa: E402
+from ._assembly import generalized_forces as generalized_forces  # noqa: E402
+from ._assembly import kinematic_matrix as kinematic_matrix  # noqa: E402
+from ._assembly import mass_matrix as mass_matrix  # noqa: E402
+from ._assembly import phi as phi  # noqa: E402
+from ._assembly import qdot as qdot  # noqa: E402
+from ._assembly import velocity_residual as velocity_residual  # noqa: E402
+from ._assembly import velocity_rhs as velocity_rhs  # noqa: E402
+from ._kinematics import AssemblyResult as AssemblyResult  # noqa: E402
+from ._kinematics import KinematicsSolution as KinematicsSolution  # noqa: E402
+from ._kinematics import assemble as assemble  # noqa: E402
+from ._kinematics import consistent_velocity as consistent_velocity  # noqa: E402
+from ._kinematics import kinematics as kinematics  # noqa: E402
+from ._kinematics import retract as retract  # noqa: E402
+from ._model import Body as Body  # noqa: E402
+from ._model import ElementInfo as ElementInfo  # noqa: E402
+from ._model import Model as Model  # noqa: E402
+from ._model import ModelBuilder as ModelBuilder  # noqa: E402
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,153 @@
+"""Constraint and dynamics terms: `Phi`, `C`, `b`, `Gamma`, `N`, `M`, `F`.
+
+Every function is a pure, jittable function of the model and arrays. Each
+element group is evaluated for all its instances at once; the rows are then
+scattered into the element order with static indices.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ._bodies import GROUND_Q, NQ, NV, body_qdot
+from ._model import Model
+
+Scalar = Float[Array, ""] | float
+
+
+def _per_body(model: Model, x: Array, n: int, pad: Array) -> Array:
+    """Split a stacked vector into bodies and append the ground: `(nb + 1, n)`."""
+    return jnp.concatenate([x.reshape(model.n_bodies, n), pad[None]])
+
+
+def _group_inputs(model: Model, group, q: Array, v: Array | None):
+    idx = np.asarray(group.bodies)
+    qs = _per_body(model, q, NQ[model.dim], GROUND_Q[model.dim])[idx]
+    if v is None:
+        return qs, None
+    nvb = NV[model.dim]
+    return qs, _per_body(model, v, nvb, jnp.zeros(nvb))[idx]
+
+
+def _scatter_rows(model: Model, values: list[Array]) -> Array:
+    """Place per-group `(n, m)` values at their element rows: `(nc,)`."""
+    out = jnp.zeros(model.nc)
+    for rows, val in zip(model.group_rows, values):
+        out = out.at[np.asarray(rows)].set(val, unique_indices=True)
+    return out
+
+
+def phi(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
+    """Holonomic constraint residual `Phi(q, t)`; Pfaffian rows are zero."""
+    t = jnp.asarray(t, dtype=float)
+    vals = []
+    for g in model.groups:
+        qs, _ = _group_inputs(model, g, q, None)
+        vals.append(g.phi(qs, t) if g.holonomic else jnp.zeros((qs.shape[0], g.n_rows)))
+    return _scatter_rows(model, vals)
+
+
+def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
+    """`C(q, t) v + b(q, t)`."""
+    t = jnp.asarray(t, dtype=float)
+    vals = []
+    for g in model.groups:
+        qs, vs = _group_inputs(model, g, q, v)
+        vals.append(g.velocity_residual(qs, vs, t))
+    return _scatter_rows(model, vals)
+
+
+def _group_blocks(g, qs: Array, t: Array) -> tuple[Array, Array]:
+    """Per-instance blocks `(n, m, k, nv_b)` of `C` and `b (n, m)`.
+
+    Instances are independent, so one tangent per body coordinate, broadcast
+    over all instances, gives every instance's Jacobian at once.
+    """
+    n, k = qs.shape[:2]
+    nvb = 3 if qs.shape[-1] == 3 else 6
+    b, lin = jax.linearize(lambda vs: g.velocity_residual(qs, vs, t), jnp.zeros((n, k, nvb)))
+    basis = jnp.eye(k * nvb).reshape(k * nvb, 1, k, nvb)
+    cols = jax.vmap(lin)(jnp.broadcast_to(basis, (k * nvb, n, k, nvb)))  # (k*nvb, n, m)
+    return jnp.moveaxis(cols, 0, -1).reshape(n, -1, k, nvb), b
+
+
+def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
+    nvb = NV[model.dim]
+    # The ground gets a dummy column block after the last body, dropped at the end.
+    C = jnp.zeros((model.nc, model.nv + nvb))
+    for g, rows, blk in zip(model.groups, model.group_rows, blocks):
+        cols = np.asarray(g.bodies)[:, :, None] * nvb + np.arange(nvb)  # (n, k, nvb)
+        r = np.asarray(rows)[:, :, None, None]
+        C = C.at[r, cols[:, None, :, :]].set(blk, unique_indices=True)
+    return C[:, :model.nv]
+
+
+def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "nc nv"]:
+    """The constraint matrix `C` (`nc x nv`): `Phi_q N` for holonomic rows, `Psi` for Pfaffian."""
+    return constraint_terms(model, q, jnp.zeros(model.nv), t)[0]
+
+
+def velocity_rhs(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
+    """`b(q, t) = [Phi_t; 0]`, so that the velocity constraints read `C v + b = 0`."""
+    return velocity_residual(model, q, jnp.zeros(model.nv), t)
+
+
+def gamma(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
+    """`Gamma = -d/dt (C v + b)` along `q_dot = N v` with `v` held fixed (exact, by JVP);
+    the acceleration constraints read `C v_dot = Gamma`."""
+    return constraint_terms(model, q, v, t)[2]
+
+
+def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array]:
+    """`(C, b, Gamma)` in one pass (shares the per-group work)."""
+    t = jnp.asarray(t, dtype=float)
+    blocks, bs, gs = [], [], []
+    for g in model.groups:
+        qs, vs = _group_inputs(model, g, q, v)
+        blk, b = _group_blocks(g, qs, t)
+        _, dcv = jax.jvp(lambda qq, tt: g.velocity_residual(qq, vs, tt), (qs, t),
+                         (body_qdot(qs, vs), jnp.ones_like(t)))
+        blocks.append(blk)
+        bs.append(b)
+        gs.append(-dcv)
+    return _scatter_matrix(model, blocks), _scatter_rows(model, bs), _scatter_rows(model, gs)
+
+
+def kinematic_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nq nv"]:
+    """`N(q)` with `q_dot = N v` (identity in 2-D; quaternion rates in 3-D)."""
+    if model.dim == 2:
+        return jnp.eye(model.nq)
+    from ._bodies import body_N
+
+    blocks = jax.vmap(body_N)(q.reshape(model.n_bodies, 7))
+    return jax.scipy.linalg.block_diag(*blocks)
+
+
+def qdot(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, " nq"]:
+    """`q_dot = N(q) v` without forming `N`."""
+    nq, nv = NQ[model.dim], NV[model.dim]
+    return body_qdot(q.reshape(-1, nq), v.reshape(-1, nv)).ravel()
+
+
+def mass_matrix(model: Model) -> Float[Array, "nv nv"]:
+    """Block-diagonal mass matrix: `diag(m, m, J)` planar, `diag(m I3, J')` spatial."""
+    d = model.dim
+    if d == 2:
+        return jnp.diag(jnp.stack([model.mass, model.mass, model.inertia], axis=1).ravel())
+
+    def block(m, J):
+        return jnp.block([[m * jnp.eye(3), jnp.zeros((3, 3))], [jnp.zeros((3, 3)), J]])
+
+    return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
+
+
+def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv"]:
+    """Gravity plus, in 3-D, the gyroscopic moments `-omega' x J' omega'`."""
+    nb, d = model.n_bodies, model.dim
+    f = model.mass[:, None] * model.gravity[None, :]
+    if d == 2:
+        return jnp.concatenate([f, jnp.zeros((nb, 1))], axis=1).ravel()
+    w = v.reshape(nb, 6)[:, 3:]
+    gyro = -jnp.cross(w, jnp.einsum("nij,nj->ni", model.inertia, w))
+    return jnp.concatenate([f, gyro], axis=1).ravel()

@@ -1,0 +1,54 @@
+"""Per-body coordinate conventions (planar `(x, y, phi)`, spatial `(r, p)`).
+
+Functions here take the coordinates of one body (or a stack of bodies on the
+leading axes) and infer planar/spatial from the trailing size: 3 numbers for a
+planar body, 7 for a spatial one.
+"""
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ._rotations import quat_rate_matrix, quat_to_rot, rot2
+
+NQ = {2: 3, 3: 7}
+NV = {2: 3, 3: 6}
+GROUND_Q = {2: jnp.zeros(3), 3: jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])}
+
+
+def _planar(q: Array) -> bool:
+    return q.shape[-1] == 3
+
+
+def position(q: Float[Array, " nq_b"]) -> Array:
+    """Position of the body frame (the centre of mass)."""
+    return q[:2] if _planar(q) else q[:3]
+
+
+def rotation(q: Float[Array, " nq_b"]) -> Array:
+    """Rotation matrix of the body frame (body -> global)."""
+    return rot2(q[2]) if _planar(q) else quat_to_rot(q[3:])
+
+
+def point(q: Float[Array, " nq_b"], s: Array) -> Array:
+    """Global position of the body point with local coordinates `s`."""
+    return position(q) + rotation(q) @ s
+
+
+def body_qdot(qs: Array, vs: Array) -> Array:
+    """`q_dot = N(q) v` for bodies stacked on the leading axes."""
+    if _planar(qs):
+        return vs
+
+    def one(q, v):
+        return jnp.concatenate([v[:3], quat_rate_matrix(q[3:]) @ v[3:]])
+
+    flat = jax.vmap(one)(qs.reshape(-1, 7), vs.reshape(-1, 6))
+    return flat.reshape(qs.shape)
+
+
+def body_N(q: Float[Array, " nq_b"]) -> Array:
+    """The matrix `N` of one body: `q_dot = N v`."""
+    if _planar(q):
+        return jnp.eye(3)
+    return jnp.block([[jnp.eye(3), jnp.zeros((3, 3))], [jnp.zeros((4, 3)), quat_rate_matrix(q[3:])]])

@@ -1,0 +1,1 @@
+"""Element families: planar and spatial joints, drivers, user constraints."""

@@ -1,0 +1,123 @@
+"""Elements (joints, drivers, Pfaffian constraints) stored as stacked groups of one type.
+
+A group holds every instance of one element type as a struct of arrays: each
+array field has a leading axis over the instances, and the topology (names,
+body indices) is static. The group evaluates all its instances with one
+`jax.vmap`, so traced code never loops over joint instances.
+"""
+
+import abc
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from .._bodies import body_qdot
+
+
+@dataclass(frozen=True)
+class ElementSpec:
+    """What the builder recorded for one element (host-side, static).
+
+    `bodies` are indices into the model's bodies, with `n_bodies` standing for
+    the ground. `params` lists the element's design-parameter names (the keys
+    of `Model.params()` are `f"{name}.{param}"`). `options` holds everything
+    else the element needs that is not differentiable (functions, flags).
+    """
+
+    kind: str
+    name: str
+    bodies: tuple[int, ...]
+    params: tuple[str, ...]
+    components: tuple[str, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
+
+@dataclass(frozen=True)
+class DeriveContext:
+    """Inputs from which a group re-derives its local quantities (traceable).
+
+    `r0` and `R0` are the reference poses of the bodies, ground last:
+    `(nb + 1, dim)` and `(nb + 1, dim, dim)`. `params` is the model's full
+    parameter dictionary; `specs` maps every element name to its spec.
+    """
+
+    params: dict[str, Any]
+    r0: Array
+    R0: Array
+    specs: dict[str, ElementSpec]
+
+    def stack(self, specs, key: str) -> Array:
+        return jnp.stack([jnp.asarray(self.params[f"{s.name}.{key}"]) for s in specs])
+
+    def pose(self, specs, which: int) -> tuple[Array, Array]:
+        idx = np.array([s.bodies[which] for s in specs])
+        return self.r0[idx], self.R0[idx]
+
+
+class AbstractElement(eqx.Module):
+    """A stacked group of elements of one type.
+
+    Concrete groups set `kind`, `holonomic` and `components` and implement
+    `derive` (local quantities from the builder's global geometry) and either
+    `phi` (holonomic) or `psi` (Pfaffian).
+    """
+
+    names: eqx.AbstractVar[tuple[str, ...]]
+    bodies: eqx.AbstractVar[tuple[tuple[int, ...], ...]]
+    holonomic: ClassVar[bool]
+    # Concrete groups also provide `kind: str` and `components: tuple[str, ...]`
+    # (class constants, or static fields where they vary between groups).
+
+    @classmethod
+    @abc.abstractmethod
+    def derive(cls, specs: list[ElementSpec], ctx: DeriveContext) -> "AbstractElement":
+        """Build the stacked group from the builder's specs and parameters."""
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.components)
+
+    @classmethod
+    def group_key(cls, spec: ElementSpec) -> Any:
+        """Elements with equal keys are stacked into one group."""
+        return cls
+
+    @abc.abstractmethod
+    def velocity_residual(self, qs: Array, vs: Array, t: Float[Array, ""]) -> Array:
+        """`C v + b` of every instance: `(n, m)` from `qs (n, k, nq_b)`, `vs (n, k, nv_b)`."""
+
+
+class AbstractHolonomic(AbstractElement):
+    """Holonomic elements: `Phi(q, t) = 0`; rows of `C` are `Phi_q N`."""
+
+    holonomic: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    def phi(self, qs: Array, t: Float[Array, ""]) -> Array:
+        """Residual `(n, m)` of every instance from `qs (n, k, nq_b)`."""
+
+    def velocity_residual(self, qs, vs, t):
+        qdot = body_qdot(qs, vs)
+        _, dphi = jax.jvp(lambda q, tt: self.phi(q, tt), (qs, t), (qdot, jnp.ones_like(t)))
+        return dphi
+
+
+class AbstractPfaffian(AbstractElement):
+    """Pfaffian (nonholonomic) elements: `Psi(q) v = 0`."""
+
+    holonomic: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def psi(self, qs: Array) -> Array:
+        """Constraint rows `(n, m, k, nv_b)` of every instance."""
+
+    def velocity_residual(self, qs, vs, t):
+        return jnp.einsum("nmkv,nkv->nm", self.psi(qs), vs)

@@ -1,0 +1,44 @@
+"""Distance constraint (massless rod), planar or spatial."""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array
+
+from .base import AbstractHolonomic
+from .spatial import local_points, separation
+
+
+class Distance(AbstractHolonomic):
+    """Massless rod between two body points (planar or spatial): their distance stays `length`.
+
+    The row `(|d|^2 - L^2) / (2 L)` has the rod direction as its gradient, so
+    the multiplier is the rod force.
+    """
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    s_i: Array
+    s_j: Array
+    length: Array
+    kind: ClassVar[str] = "distance"
+    components: ClassVar[tuple[str, ...]] = ("F",)
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        Pi = ctx.stack(specs, "point_i")
+        Pj = ctx.stack(specs, "point_j")
+        L = jnp.stack([
+            jnp.asarray(ctx.params[f"{s.name}.length"]) if "length" in s.params
+            else jnp.linalg.norm(Pj[k] - Pi[k]) for k, s in enumerate(specs)])
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
+                   local_points(ctx, specs, 0, Pi), local_points(ctx, specs, 1, Pj), L)
+
+    def phi(self, qs, t):
+        def one(el, q):
+            d = separation(q, el.s_i, el.s_j)
+            return ((d @ d - el.length**2) / (2 * el.length))[None]
+
+        return jax.vmap(one)(self, qs)

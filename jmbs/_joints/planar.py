@@ -1,0 +1,146 @@
+"""Planar joints and the knife edge, in absolute coordinates `(x, y, phi)`.
+
+Reaction components: the revolute and weld position rows are global `Fx, Fy`;
+the prismatic joint's rows are the force normal to its axis `Fn` and the
+moment `M`; the knife edge's row is the lateral force `Fn` at the contact
+point.
+"""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array
+
+from .._bodies import point, rotation
+from .._rotations import perp2
+from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, ElementSpec
+
+
+def _local(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
+    """Local coordinates on body `which` of the global reference points `P (n, 2)`."""
+    r, R = ctx.pose(specs, which)
+    return jnp.einsum("nji,nj->ni", R, P - r)
+
+
+def _ref_angle(ctx: DeriveContext, specs) -> Array:
+    """Relative angle `phi_j - phi_i` in the reference configuration."""
+    _, Ri = ctx.pose(specs, 0)
+    _, Rj = ctx.pose(specs, 1)
+    return jnp.arctan2(Rj[:, 1, 0], Rj[:, 0, 0]) - jnp.arctan2(Ri[:, 1, 0], Ri[:, 0, 0])
+
+
+class PlanarRevolute(AbstractHolonomic):
+    """Pin joint: the joint point of both bodies coincides."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    s_i: Array
+    s_j: Array
+    kind: ClassVar[str] = "revolute"
+    components: ClassVar[tuple[str, ...]] = ("Fx", "Fy")
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        P = ctx.stack(specs, "point")
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
+                   _local(ctx, specs, 0, P), _local(ctx, specs, 1, P))
+
+    def phi(self, qs, t):
+        return jax.vmap(lambda el, q: point(q[1], el.s_j) - point(q[0], el.s_i))(self, qs)
+
+
+class PlanarPrismatic(AbstractHolonomic):
+    """Translational joint: body j slides along the axis fixed in body i, no rotation."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    s_i: Array
+    s_j: Array
+    u_i: Array  # unit axis in body i
+    theta0: Array
+    kind: ClassVar[str] = "prismatic"
+    components: ClassVar[tuple[str, ...]] = ("Fn", "M")
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        P = ctx.stack(specs, "point")
+        a = ctx.stack(specs, "axis")
+        a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
+        _, Ri = ctx.pose(specs, 0)
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
+                   _local(ctx, specs, 0, P), _local(ctx, specs, 1, P),
+                   jnp.einsum("nji,nj->ni", Ri, a), _ref_angle(ctx, specs))
+
+    def phi(self, qs, t):
+        def one(el, q):
+            d = point(q[1], el.s_j) - point(q[0], el.s_i)
+            n = perp2(rotation(q[0]) @ el.u_i)
+            return jnp.stack([n @ d, q[1, 2] - q[0, 2] - el.theta0])
+
+        return jax.vmap(one)(self, qs)
+
+    def slide(self, qs):
+        """Displacement along the axis from the reference configuration, `(n,)`."""
+        def one(el, q):
+            d = point(q[1], el.s_j) - point(q[0], el.s_i)
+            return (rotation(q[0]) @ el.u_i) @ d
+
+        return jax.vmap(one)(self, qs)
+
+
+class PlanarWeld(AbstractHolonomic):
+    """Rigid connection: relative position and angle fixed."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    s_i: Array
+    s_j: Array
+    theta0: Array
+    kind: ClassVar[str] = "weld"
+    components: ClassVar[tuple[str, ...]] = ("Fx", "Fy", "M")
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        P = ctx.stack(specs, "point")
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
+                   _local(ctx, specs, 0, P), _local(ctx, specs, 1, P), _ref_angle(ctx, specs))
+
+    def phi(self, qs, t):
+        def one(el, q):
+            d = point(q[1], el.s_j) - point(q[0], el.s_i)
+            return jnp.concatenate([d, (q[1, 2] - q[0, 2] - el.theta0)[None]])
+
+        return jax.vmap(one)(self, qs)
+
+
+class KnifeEdge(AbstractPfaffian):
+    """Knife edge (or wheel without side slip) on body j: the contact point
+    has no velocity across the edge direction."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    s_j: Array
+    e_j: Array  # unit edge direction in body j
+    kind: ClassVar[str] = "knife_edge"
+    components: ClassVar[tuple[str, ...]] = ("Fn",)
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        P = ctx.stack(specs, "point")
+        e = ctx.stack(specs, "direction")
+        e = e / jnp.linalg.norm(e, axis=-1, keepdims=True)
+        _, Rj = ctx.pose(specs, 1)
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
+                   _local(ctx, specs, 1, P), jnp.einsum("nji,nj->ni", Rj, e))
+
+    def psi(self, qs):
+        def one(el, q):
+            R = rotation(q[1])
+            n = perp2(R @ el.e_j)
+            # v_P = r_dot + phi_dot * perp(R s); the ground column stays zero.
+            row_j = jnp.concatenate([n, (n @ perp2(R @ el.s_j))[None]])
+            return jnp.stack([jnp.zeros(3), row_j])[None]
+
+        return jax.vmap(one)(self, qs)

@@ -1,0 +1,141 @@
+"""Spatial joints in absolute coordinates `(r, p)`.
+
+Every joint carries a joint frame fixed in body i (columns `x, y, z`; `z` is
+the joint axis where there is one; spherical and weld frames are parallel to
+the global axes in the reference configuration). Position rows are the
+components of the joint-point separation in that frame (`Fx, Fy, Fz`); the
+orientation rows lock relative rotation about the frame axes (`Mx, My, Mz`).
+"""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array
+
+from .._bodies import point, rotation
+from .._rotations import frame_from_axis, frame_from_two_axes
+from .base import AbstractHolonomic, DeriveContext
+
+# Which position and orientation rows each joint type keeps.
+FRAME_JOINT_ROWS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "spherical": ((0, 1, 2), ()),
+    "revolute": ((0, 1, 2), (0, 1)),
+    "prismatic": ((0, 1), (0, 1, 2)),
+    "cylindrical": ((0, 1), (0, 1)),
+    "weld": ((0, 1, 2), (0, 1, 2)),
+}
+AXIAL_KINDS = ("revolute", "prismatic", "cylindrical")
+
+
+def local_points(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
+    """Local coordinates on body `which` (0: i, 1: j) of global reference points `P (n, 3)`."""
+    r, R = ctx.pose(specs, which)
+    return jnp.einsum("nji,nj->ni", R, P - r)
+
+
+def local_frames(ctx: DeriveContext, specs, which: int, E: Array) -> Array:
+    """Global reference frames `E (n, 3, 3)` expressed in body `which`."""
+    _, R = ctx.pose(specs, which)
+    return jnp.einsum("nji,njk->nik", R, E)
+
+
+def joint_frames(ctx: DeriveContext, specs) -> Array:
+    """Global joint frames of frame joints: from the axis, or the global axes."""
+    if specs[0].kind in AXIAL_KINDS:
+        return jax.vmap(frame_from_axis)(ctx.stack(specs, "axis"))
+    return jnp.broadcast_to(jnp.eye(3), (len(specs), 3, 3))
+
+
+def separation(q: Array, s_i: Array, s_j: Array) -> Array:
+    """Global vector from the joint point on body i to the one on body j."""
+    return point(q[1], s_j) - point(q[0], s_i)
+
+
+def rotation_lock(Ei: Array, Ej: Array) -> Array:
+    """Rows that vanish when the global frames `Ei`, `Ej` coincide.
+
+    Ordered so that their derivative with respect to body j's angular velocity
+    is `+x`, `+y`, `+z` of the frame: `(y_j·z_i, z_j·x_i, x_j·y_i)`.
+    """
+    return jnp.stack([Ej[:, 1] @ Ei[:, 2], Ej[:, 2] @ Ei[:, 0], Ej[:, 0] @ Ei[:, 1]])
+
+
+class SpatialFrameJoint(AbstractHolonomic):
+    """Spherical, revolute, prismatic, cylindrical and weld joints.
+
+    They differ only in which rows of the position and orientation lock they
+    keep (`FRAME_JOINT_ROWS`); one group per kind.
+    """
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    kind: str = eqx.field(static=True)
+    s_i: Array
+    s_j: Array
+    E_i: Array  # joint frame in body i, (n, 3, 3)
+    E_j: Array  # the same frame in body j (equal to E_i in the reference configuration)
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        pos, rot = FRAME_JOINT_ROWS[self.kind]
+        return tuple("FxFyFz"[2 * k: 2 * k + 2] for k in pos) + tuple(
+            "MxMyMz"[2 * k: 2 * k + 2] for k in rot)
+
+    @classmethod
+    def group_key(cls, spec):
+        return (cls, spec.kind)
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        P = ctx.stack(specs, "point")
+        E = joint_frames(ctx, specs)
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs), specs[0].kind,
+                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
+                   local_frames(ctx, specs, 0, E), local_frames(ctx, specs, 1, E))
+
+    def phi(self, qs, t):
+        pos, rot = FRAME_JOINT_ROWS[self.kind]
+
+        def one(el, q):
+            Ei = rotation(q[0]) @ el.E_i
+            rows = (Ei.T @ separation(q, el.s_i, el.s_j))[jnp.array(pos)]
+            if rot:
+                Ej = rotation(q[1]) @ el.E_j
+                rows = jnp.concatenate([rows, rotation_lock(Ei, Ej)[jnp.array(rot)]])
+            return rows
+
+        return jax.vmap(one)(self, qs)
+
+
+class SpatialUniversal(AbstractHolonomic):
+    """Universal (Hooke) joint: the first axis is fixed in body i, the second
+    in body j, and they stay perpendicular."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    s_i: Array
+    s_j: Array
+    E_i: Array  # frame (axis 1, axis 2, axis 1 x axis 2) in body i
+    y_j: Array  # axis 2 in body j
+    kind: ClassVar[str] = "universal"
+    components: ClassVar[tuple[str, ...]] = ("Fx", "Fy", "Fz", "Mz")
+
+    @classmethod
+    def derive(cls, specs, ctx):
+        P = ctx.stack(specs, "point")
+        axes = ctx.stack(specs, "axes")
+        E = jax.vmap(frame_from_two_axes)(axes[:, 0], axes[:, 1])
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
+                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
+                   local_frames(ctx, specs, 0, E), local_frames(ctx, specs, 1, E)[:, :, 1])
+
+    def phi(self, qs, t):
+        def one(el, q):
+            Ei = rotation(q[0]) @ el.E_i
+            yj = rotation(q[1]) @ el.y_j
+            # d/dt(x_i·y_j) w.r.t. omega_j is -z, hence the sign.
+            return jnp.concatenate([Ei.T @ separation(q, el.s_i, el.s_j), -(Ei[:, 0] @ yj)[None]])
+
+        return jax.vmap(one)(self, qs)

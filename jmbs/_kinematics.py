@@ -1,0 +1,236 @@
+"""Position assembly (Gauss-Newton), consistent velocities, driven kinematics."""
+
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from ._assembly import constraint_terms, gamma, mass_matrix, phi
+from ._bodies import NQ, NV
+from ._model import Body, Model
+from ._rotations import quat_exp, quat_multiply
+
+_COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
+
+
+def retract(model: Model, q: Array, dv: Array) -> Array:
+    """Move `q` by the velocity-space increment `dv`, keeping quaternions unit.
+
+    Planar: `q + dv`. Spatial: `r + dr`, `p ⊗ exp(dtheta')` (body-frame rotation vector).
+    """
+    if model.dim == 2:
+        return q + dv
+    qb, db = q.reshape(-1, 7), dv.reshape(-1, 6)
+
+    def one(qi, di):
+        p = quat_multiply(qi[3:], quat_exp(di[3:]))
+        return jnp.concatenate([qi[:3] + di[:3], p / jnp.linalg.norm(p)])
+
+    return jax.vmap(one)(qb, db).ravel()
+
+
+def free_mask(model: Model, fixed: Sequence = ()) -> np.ndarray:
+    """Boolean mask `(nv,)`, False at the velocity coordinates listed in `fixed`.
+
+    `fixed` holds integers (velocity-coordinate indices) or `(body, coordinate)`
+    pairs with coordinate `x, y, phi` (planar) or `x, y, z, rx, ry, rz`
+    (spatial; `r*` are rotations about the body axes).
+    """
+    mask = np.ones(model.nv, bool)
+    names, nvb = _COORDS[model.dim], NV[model.dim]
+    for item in fixed:
+        if isinstance(item, (int, np.integer)):
+            if not 0 <= item < model.nv:
+                raise ValueError(f"fixed coordinate index {item} is outside 0..{model.nv - 1}")
+            mask[item] = False
+            continue
+        body, coord = item
+        if coord not in names:
+            raise ValueError(f"fixed coordinate {coord!r} of body {body!r} must be one of {names}")
+        mask[model.body_index(body) * nvb + names.index(coord)] = False
+    return mask
+
+
+class AssemblyResult(eqx.Module):
+    """Outcome of `assemble`: `q`, the final `max |Phi|`, steps taken and success."""
+
+    q: Float[Array, " nq"]
+    residual: Float[Array, ""]
+    steps: Int[Array, ""]
+    converged: Array
+
+
+def _tolerance(q: Array, tol: float, dim: int) -> Array:
+    pos = q.reshape(-1, NQ[dim])[:, :dim]
+    return tol * jnp.maximum(1.0, jnp.max(jnp.abs(pos)))
+
+
+def _assemble(model: Model, q: Array, t: Array, free: Array, tol: float,
+              max_steps: int) -> AssemblyResult:
+    """Gauss-Newton on `Phi(q, t) = 0` with minimum-norm steps (rank-deficient safe)."""
+    hol = jnp.asarray(model.holonomic_rows)
+    v0 = jnp.zeros(model.nv)
+
+    def residual(q):
+        return jnp.where(hol, phi(model, q, t), 0.0)
+
+    def step(q):
+        r = residual(q)
+        J = constraint_terms(model, q, v0, t)[0] * free[None, :]
+        J = jnp.where(hol[:, None], J, 0.0)
+        dv = -jnp.linalg.pinv(J, rtol=1e-10) @ r
+        # Backtracking: accept the largest of 1, 1/2, 1/4, ... that reduces |Phi|.
+        norm0 = jnp.linalg.norm(r)
+
+        def try_alpha(alpha):
+            qn = retract(model, q, alpha * dv)
+            return qn, jnp.linalg.norm(residual(qn))
+
+        alphas = 0.5 ** jnp.arange(6.0)
+        qs, norms = jax.vmap(try_alpha)(alphas)
+        ok = norms < norm0
+        k = jnp.where(jnp.any(ok), jnp.argmax(ok), 0)
+        return qs[k]
+
+    def cond(state):
+        q, k = state
+        return (jnp.max(jnp.abs(residual(q))) > _tolerance(q, tol, model.dim)) & (k < max_steps)
+
+    def body(state):
+        q, k = state
+        return step(q), k + 1
+
+    q, k = jax.lax.while_loop(cond, body, (q, jnp.asarray(0)))
+    res = jnp.max(jnp.abs(residual(q)), initial=0.0)
+    return AssemblyResult(q, res, k, res <= _tolerance(q, tol, model.dim))
+
+
+def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
+             fixed: Sequence = (), tol: float = 1e-10, max_steps: int = 50,
+             throw: bool = True, full_output: bool = False):
+    """Solve the position constraints `Phi(q, t) = 0` starting from `q_guess`.
+
+    Gauss-Newton with minimum-norm (pseudoinverse) steps and backtracking, so
+    redundant constraints (rank-deficient `C`) are fine; the coordinates in
+    `fixed` do not move and quaternions stay unit. Pfaffian constraints do
+    not restrict positions.
+
+    **Arguments:**
+    - `q_guess`: starting point (default `model.q0`).
+    - `t`: time (for drivers).
+    - `fixed`: coordinates to keep, see `free_mask`.
+    - `tol`: tolerance on `max |Phi|`, relative to `max(1, max |position|)`.
+    - `throw`: raise if not converged (inside `jit`, through `eqx.error_if`).
+    - `full_output`: return an `AssemblyResult` instead of `q`.
+
+    **Raises:** `RuntimeError` (outside `jit`) with the residual and the worst
+    element when it does not converge.
+    """
+    q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
+    if q.shape != (model.nq,):
+        raise ValueError(f"q_guess must have shape ({model.nq},), got {q.shape}")
+    free = jnp.asarray(free_mask(model, fixed))
+    res = _assemble_jit(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps)
+    if throw:
+        if isinstance(res.converged, jax.core.Tracer):
+            q_out = eqx.error_if(res.q, ~res.converged,
+                                 "jmbs.assemble did not converge: the constraints cannot be "
+                                 "closed from this guess (check the geometry or the guess)")
+            res = eqx.tree_at(lambda r: r.q, res, q_out)
+        elif not bool(res.converged):
+            r = np.abs(np.asarray(phi(model, res.q, t)) * model.holonomic_rows)
+            worst = int(np.argmax(r))
+            name = next(n for n, (a, b) in zip(model.element_names, model.element_rows)
+                        if a <= worst < b)
+            raise RuntimeError(
+                f"jmbs.assemble did not converge in {int(res.steps)} steps: max |Phi| = "
+                f"{float(res.residual):.3g} at element {name!r}; the constraints may not "
+                "close for this geometry, or the guess is too far (try a closer q_guess, "
+                "or hold fewer coordinates fixed)")
+    return res if full_output else res.q
+
+
+_assemble_jit = eqx.filter_jit(_assemble)
+
+
+def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.0, *,
+                        fixed: Sequence = ()) -> Float[Array, " nv"]:
+    """The velocity closest to `v_guess` in the mass metric that satisfies `C v + b = 0`.
+
+    `v = v_g - W C^T (C W C^T)^+ (C v_g + b)` with `W = M^-1` (zero at the
+    `fixed` coordinates, which keep their guessed values). Redundant rows are
+    handled by the pseudoinverse.
+    """
+    v = model.v0 if v_guess is None else jnp.asarray(v_guess, dtype=float)
+    free = jnp.asarray(free_mask(model, fixed), dtype=float)
+    return _consistent_velocity(model, q, v, jnp.asarray(t, dtype=float), free)
+
+
+@eqx.filter_jit
+def _consistent_velocity(model, q, v, t, free):
+    C, b, _ = constraint_terms(model, q, v, t)
+    W = jnp.linalg.inv(mass_matrix(model)) * free[:, None] * free[None, :]
+    S = C @ W @ C.T
+    return v - W @ C.T @ (jnp.linalg.pinv(S, rtol=1e-12, hermitian=True) @ (C @ v + b))
+
+
+class KinematicsSolution(eqx.Module):
+    """Positions, velocities and accelerations of a fully driven mechanism over time."""
+
+    ts: Float[Array, " T"]
+    q: Float[Array, "T nq"]
+    v: Float[Array, "T nv"]
+    v_dot: Float[Array, "T nv"]
+    residual: Float[Array, " T"]
+
+
+def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-10,
+               max_steps: int = 50) -> KinematicsSolution:
+    """Position, velocity and acceleration analysis of a fully driven mechanism.
+
+    At each time: `Phi(q, t) = 0` by `assemble` (warm-started from the previous
+    time, extrapolated with its velocity), `C v = -b`, `C v_dot = Gamma`.
+
+    **Raises:** `ValueError` if the model has degrees of freedom left
+    (add drivers); `RuntimeError` if assembly fails at some time.
+    """
+    ts = jnp.asarray(ts, dtype=float)
+    q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
+    C = np.asarray(constraint_terms(model, q, jnp.zeros(model.nv), ts[0])[0])
+    s = np.linalg.svd(C, compute_uv=False)
+    rank = int(np.sum(s > 1e-9 * s[0])) if s.size else 0
+    if rank < model.nv:
+        raise ValueError(f"the model has {model.nv - rank} degree(s) of freedom left; "
+                         "kinematic analysis needs every one driven (add drivers)")
+    out = _kinematics(model, ts, q, tol, max_steps)
+    bad = ~np.asarray(out[1])
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise RuntimeError(f"position analysis failed at t = {float(ts[k]):.6g} (max |Phi| = "
+                           f"{float(out[0].residual[k]):.3g}); the mechanism may pass a "
+                           "singular or unreachable configuration")
+    return out[0]
+
+
+@eqx.filter_jit
+def _kinematics(model, ts, q, tol, max_steps):
+    free = jnp.ones(model.nv, bool)
+
+    def solve(C, rhs):
+        return jnp.linalg.lstsq(C, rhs)[0]
+
+    def step(carry, t):
+        q_prev, v_prev, t_prev = carry
+        guess = retract(model, q_prev, v_prev * (t - t_prev))
+        res = _assemble(model, guess, t, free, tol, max_steps)
+        C, b, _ = constraint_terms(model, res.q, jnp.zeros(model.nv), t)
+        v = solve(C, -b)
+        a = solve(C, gamma(model, res.q, v, t))
+        return (res.q, v, t), (res.q, v, a, res.residual, res.converged)
+
+    init = (q, jnp.zeros(model.nv), ts[0])
+    _, (qs, vs, accs, r, ok) = jax.lax.scan(step, init, ts)
+    return KinematicsSolution(ts, qs, vs, accs, r), ok

@@ -1,0 +1,101 @@
+"""Rotations in the plane and in space: rotation matrices, unit quaternions, frames."""
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+def rot2(phi: Float[Array, ""]) -> Float[Array, "2 2"]:
+    """Planar rotation matrix of angle `phi` (body -> global)."""
+    c, s = jnp.cos(phi), jnp.sin(phi)
+    return jnp.array([[c, -s], [s, c]])
+
+
+def perp2(x: Float[Array, "... 2"]) -> Float[Array, "... 2"]:
+    """Rotate planar vectors by +90 degrees: (x, y) -> (-y, x)."""
+    return jnp.stack([-x[..., 1], x[..., 0]], axis=-1)
+
+
+def quat_to_rot(p: Float[Array, "4"]) -> Float[Array, "3 3"]:
+    """Rotation matrix of the quaternion `p = (w, x, y, z)` (body -> global).
+
+    The formula is homogeneous of degree two in `p`, so it is the rotation of
+    `p / |p|` scaled by `|p|^2`: exact on unit quaternions, smooth around them.
+    """
+    w, x, y, z = p[0], p[1], p[2], p[3]
+    return jnp.array(
+        [
+            [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
+        ]
+    )
+
+
+def quat_rate_matrix(p: Float[Array, "4"]) -> Float[Array, "4 3"]:
+    """`G(p)` with `p_dot = G(p) omega'` for the body-frame angular velocity `omega'`.
+
+    This is `p_dot = 1/2 p ⊗ (0, omega')`.
+    """
+    w, x, y, z = p[0], p[1], p[2], p[3]
+    return 0.5 * jnp.array([[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]])
+
+
+def quat_multiply(a: Float[Array, "4"], b: Float[Array, "4"]) -> Float[Array, "4"]:
+    """Hamilton product `a ⊗ b`."""
+    aw, av = a[0], a[1:]
+    bw, bv = b[0], b[1:]
+    return jnp.concatenate([jnp.array([aw * bw - av @ bv]), aw * bv + bw * av + jnp.cross(av, bv)])
+
+
+def quat_exp(theta: Float[Array, "3"]) -> Float[Array, "4"]:
+    """Unit quaternion of the rotation vector `theta` (smooth at zero)."""
+    angle2 = theta @ theta
+    safe = jnp.where(angle2 > 1e-24, angle2, 1.0)
+    angle = jnp.sqrt(safe)
+    small = angle2 <= 1e-24
+    half_sinc = jnp.where(small, 0.5 - angle2 / 48.0, jnp.sin(0.5 * angle) / angle)
+    cos_half = jnp.where(small, 1.0 - angle2 / 8.0, jnp.cos(0.5 * angle))
+    return jnp.concatenate([jnp.array([cos_half]), half_sinc * theta])
+
+
+def rot_to_quat(R: Float[Array, "3 3"]) -> Float[Array, "4"]:
+    """Unit quaternion (w >= 0) of a rotation matrix, by the largest-pivot rule."""
+    tr = jnp.trace(R)
+    d = jnp.array([tr, R[0, 0], R[1, 1], R[2, 2]])
+    k = jnp.argmax(d)
+    # Four candidate formulas; each is well conditioned when its pivot is largest.
+    def cand(pivot, w, x, y, z):
+        s = 2.0 * jnp.sqrt(jnp.maximum(pivot, 1e-300))
+        return jnp.array([w, x, y, z]) / s
+
+    c0 = cand(1 + tr, (1 + tr), R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1])
+    c1 = cand(1 + 2 * R[0, 0] - tr, R[2, 1] - R[1, 2], 1 + 2 * R[0, 0] - tr,
+              R[0, 1] + R[1, 0], R[0, 2] + R[2, 0])
+    c2 = cand(1 + 2 * R[1, 1] - tr, R[0, 2] - R[2, 0], R[0, 1] + R[1, 0],
+              1 + 2 * R[1, 1] - tr, R[1, 2] + R[2, 1])
+    c3 = cand(1 + 2 * R[2, 2] - tr, R[1, 0] - R[0, 1], R[0, 2] + R[2, 0],
+              R[1, 2] + R[2, 1], 1 + 2 * R[2, 2] - tr)
+    q = jnp.stack([c0, c1, c2, c3])[k]
+    return q * jnp.where(q[0] < 0, -1.0, 1.0)
+
+
+def frame_from_axis(a: Float[Array, "3"]) -> Float[Array, "3 3"]:
+    """Right-handed orthonormal frame with columns `(u, w, a/|a|)`.
+
+    `u` is built from the global axis least aligned with `a`, so the frame is
+    smooth in `a` except where that choice switches.
+    """
+    a = a / jnp.linalg.norm(a)
+    e = jnp.eye(3)[jnp.argmin(jnp.abs(a))]
+    u = e - (e @ a) * a
+    u = u / jnp.linalg.norm(u)
+    w = jnp.cross(a, u)
+    return jnp.stack([u, w, a], axis=1)
+
+
+def frame_from_two_axes(a1: Float[Array, "3"], a2: Float[Array, "3"]) -> Float[Array, "3 3"]:
+    """Right-handed orthonormal frame `(a1, a2 orthogonalised, a1 x a2)`."""
+    x = a1 / jnp.linalg.norm(a1)
+    y = a2 - (a2 @ x) * x
+    y = y / jnp.linalg.norm(y)
+    return jnp.stack([x, y, jnp.cross(x, y)], axis=1)

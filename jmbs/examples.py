@@ -1,0 +1,189 @@
+"""Bundled example mechanisms (the papers' and the IFToMM benchmark problems).
+
+Each function returns a built `Model` in its reference configuration.
+"""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from ._model import Model, ModelBuilder
+
+G = 9.81
+
+
+def _rod2(b: ModelBuilder, name: str, p, q, mass: float = 1.0):
+    """Uniform planar rod from point `p` to `q` (slender: `J = m L^2 / 12`)."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    d = q - p
+    L = float(np.linalg.norm(d))
+    return b.add_body(name, mass=mass, inertia=mass * L**2 / 12, position=(p + q) / 2,
+                      angle=math.atan2(d[1], d[0]))
+
+
+def frame_x_along(d) -> np.ndarray:
+    """A rotation matrix whose first column is the unit vector along `d`."""
+    x = np.asarray(d, float) / np.linalg.norm(d)
+    e = np.eye(3)[np.argmin(np.abs(x))]
+    y = e - (e @ x) * x
+    y /= np.linalg.norm(y)
+    return np.stack([x, y, np.cross(x, y)], axis=1)
+
+
+def pendulum() -> Model:
+    """IFToMM A01: 1 kg point mass on a massless 1 m rod, released from the horizontal.
+
+    The rod is a distance constraint to the ground pivot, so the body's own
+    rotation is free and uncoupled (its inertia plays no role).
+    """
+    b = ModelBuilder(dim=2, gravity=(0.0, -G))
+    m = b.add_body("mass", mass=1.0, inertia=1.0, position=(1.0, 0.0))
+    b.add_distance("rod", b.ground, m, point_i=(0.0, 0.0), point_j=(1.0, 0.0))
+    return b.build()
+
+
+def slider_crank(crank: float = 0.5, rod: float = 1.5, theta: float = math.pi / 6,
+                 omega: float | None = None) -> Model:
+    """Planar slider-crank: crank O-A pinned at the origin, rod A-B, slider B on the x-axis.
+
+    With `omega`, the crank angle is driven: `theta(t) = theta + omega t`
+    (driver `drive` in joint `O`).
+    """
+    b = ModelBuilder(dim=2, gravity=(0.0, -G))
+    A = crank * np.array([math.cos(theta), math.sin(theta)])
+    B = np.array([A[0] + math.sqrt(rod**2 - A[1] ** 2), 0.0])
+    c = _rod2(b, "crank", (0, 0), A)
+    r = _rod2(b, "rod", A, B)
+    s = b.add_body("slider", mass=1.0, inertia=0.01, position=B)
+    b.add_revolute("O", b.ground, c, point=(0.0, 0.0))
+    b.add_revolute("A", c, r, point=A)
+    b.add_revolute("B", r, s, point=B)
+    b.add_prismatic("P", b.ground, s, point=B, axis=(1.0, 0.0))
+    if omega is not None:
+        b.add_driver("drive", joint="O", motion=lambda t: omega * t)
+    return b.build()
+
+
+def slider_crank_position(theta, crank: float = 0.5, rod: float = 1.5):
+    """Closed form: slider position `x_B(theta)` and rod angle of `slider_crank`."""
+    ya = crank * jnp.sin(theta)
+    xb = crank * jnp.cos(theta) + jnp.sqrt(rod**2 - ya**2)
+    return xb, jnp.arctan2(-ya, xb - crank * jnp.cos(theta))
+
+
+def four_bar_points(theta, a: float = 1.0, b: float = 2.5, c: float = 2.0, d: float = 3.0):
+    """Closed form of `four_bar`: joints `A` (crank tip) and `B` (rocker tip), open branch."""
+    A = np.array([a * math.cos(theta), a * math.sin(theta)])
+    O4 = np.array([d, 0.0])
+    e = O4 - A
+    L = np.linalg.norm(e)
+    # B lies on circles |B - A| = b and |B - O4| = c, above the line A-O4.
+    x = (b**2 - c**2 + L**2) / (2 * L)
+    h = math.sqrt(b**2 - x**2)
+    u = e / L
+    return A, A + x * u + h * np.array([-u[1], u[0]])
+
+
+def four_bar(theta: float = math.pi / 3, a: float = 1.0, b: float = 2.5, c: float = 2.0,
+             d: float = 3.0, omega: float | None = None) -> Model:
+    """Planar four-bar: crank `a` pinned at O2 = (0, 0), coupler `b`, rocker `c` pinned
+    at O4 = (d, 0); joints O2, A, B, O4. With `omega`, the crank is driven."""
+    bld = ModelBuilder(dim=2, gravity=(0.0, -G))
+    A, B = four_bar_points(theta, a, b, c, d)
+    O4 = (d, 0.0)
+    crank = _rod2(bld, "crank", (0, 0), A)
+    coupler = _rod2(bld, "coupler", A, B)
+    rocker = _rod2(bld, "rocker", O4, B)
+    bld.add_revolute("O2", bld.ground, crank, point=(0.0, 0.0))
+    bld.add_revolute("A", crank, coupler, point=A)
+    bld.add_revolute("B", coupler, rocker, point=B)
+    bld.add_revolute("O4", bld.ground, rocker, point=O4)
+    if omega is not None:
+        bld.add_driver("drive", joint="O2", motion=lambda t: omega * t)
+    return bld.build()
+
+
+def n_four_bar(n: int = 40) -> Model:
+    """IFToMM A02: N + 1 vertical 1 m cranks pinned at x = 0..N, joined at their tops
+    by N horizontal couplers (1 m, 1 kg each). The top of the first crank starts
+    with x-velocity 1 m/s."""
+    b = ModelBuilder(dim=2, gravity=(0.0, -G))
+    cranks = [b.add_body(f"crank{k}", mass=1.0, inertia=1 / 12, position=(k, 0.5),
+                         angle=math.pi / 2, velocity=(0.5, 0.0), angular_velocity=-1.0)
+              for k in range(n + 1)]
+    couplers = [b.add_body(f"coupler{k}", mass=1.0, inertia=1 / 12, position=(k + 0.5, 1.0),
+                           velocity=(1.0, 0.0)) for k in range(n)]
+    for k, c in enumerate(cranks):
+        b.add_revolute(f"O{k}", b.ground, c, point=(k, 0.0))
+    for k, c in enumerate(couplers):
+        b.add_revolute(f"B{k}L", cranks[k], c, point=(k, 1.0))
+        b.add_revolute(f"B{k}R", c, cranks[k + 1], point=(k + 1, 1.0))
+    return b.build()
+
+
+def parallelogram() -> Model:
+    """Planar parallelogram with a third crank (p = 1): three vertical 1 m cranks
+    pinned at x = 0, 1, 2 and one 2 m coupler pinned to all three tops."""
+    b = ModelBuilder(dim=2, gravity=(0.0, -G))
+    cranks = [_rod2(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
+    coupler = _rod2(b, "coupler", (0, 1), (2, 1), mass=2.0)
+    for k, c in enumerate(cranks):
+        b.add_revolute(f"O{k}", b.ground, c, point=(k, 0.0))
+        b.add_revolute(f"B{k}", c, coupler, point=(k, 1.0))
+    return b.build()
+
+
+def _rod3(b: ModelBuilder, name: str, p, q, mass: float = 1.0, width: float = 0.1):
+    """Uniform spatial rod of square section `width` from `p` to `q` (x along the rod)."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    L = float(np.linalg.norm(q - p))
+    ixx = mass * width**2 / 6
+    iyy = mass * (L**2 + width**2) / 12
+    return b.add_body(name, mass=mass, inertia=(ixx, iyy, iyy), position=(p + q) / 2,
+                      rotation=frame_x_along(q - p))
+
+
+def spatial_four_bar(theta: float = math.pi / 3) -> Model:
+    """The planar four-bar of `four_bar` built with spatial revolute joints whose four
+    axes are parallel (z): p = 3 redundant constraints, dof = 1."""
+    b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
+    A, B = four_bar_points(theta)
+    A3, B3, O4 = np.r_[A, 0.0], np.r_[B, 0.0], np.array([3.0, 0.0, 0.0])
+    crank = _rod3(b, "crank", np.zeros(3), A3)
+    coupler = _rod3(b, "coupler", A3, B3)
+    rocker = _rod3(b, "rocker", O4, B3)
+    z = (0.0, 0.0, 1.0)
+    b.add_revolute("O2", b.ground, crank, point=(0.0, 0.0, 0.0), axis=z)
+    b.add_revolute("A", crank, coupler, point=A3, axis=z)
+    b.add_revolute("B", coupler, rocker, point=B3, axis=z)
+    b.add_revolute("O4", b.ground, rocker, point=O4, axis=z)
+    return b.build()
+
+
+BRICARD_POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]],
+                          dtype=float)
+BRICARD_AXES = np.eye(3)[[1, 2, 0, 1, 2, 0]]
+
+
+def bricard() -> Model:
+    """IFToMM A04 Bricard mechanism: five 1 m, 1 kg rods (square section 0.1 m) and six
+    revolute joints; the first and last joints connect to the ground. Gravity -y."""
+    b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
+    P = BRICARD_POINTS
+    rods = [_rod3(b, f"rod{k + 1}", P[k], P[k + 1]) for k in range(5)]
+    bodies = [b.ground, *rods, b.ground]
+    for k in range(6):
+        b.add_revolute(f"J{k + 1}", bodies[k], bodies[k + 1], point=P[k], axis=BRICARD_AXES[k])
+    return b.build()
+
+
+ALL = {
+    "pendulum": pendulum,
+    "slider_crank": slider_crank,
+    "four_bar": four_bar,
+    "parallelogram": parallelogram,
+    "n_four_bar": n_four_bar,
+    "spatial_four_bar": spatial_four_bar,
+    "bricard": bricard,
+}
