@@ -31,11 +31,9 @@ def _group_inputs(model: Model, group, q: Array, v: Array | None):
 
 
 def _scatter_rows(model: Model, values: list[Array]) -> Array:
-    """Place per-group `(n, m)` values at their element rows: `(nc,)`."""
-    out = jnp.zeros(model.nc)
-    for rows, val in zip(model.group_rows, values):
-        out = out.at[np.asarray(rows)].set(val, unique_indices=True)
-    return out
+    """Stack per-group `(n, m, ...)` values and put their rows in element order."""
+    out = jnp.concatenate([v.reshape((-1,) + v.shape[2:]) for v in values])
+    return out if model.row_order is None else out[np.asarray(model.row_order)]
 
 
 def phi(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
@@ -73,14 +71,20 @@ def _group_blocks(g, qs: Array, t: Array) -> tuple[Array, Array]:
 
 
 def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
+    """Assemble `C` from per-instance blocks `(n, m, k, nv_b)` with one static scatter
+    per group. The ground's columns point past the last body and are dropped."""
     nvb = NV[model.dim]
-    # The ground gets a dummy column block after the last body, dropped at the end.
-    C = jnp.zeros((model.nc, model.nv + nvb))
-    for g, rows, blk in zip(model.groups, model.group_rows, blocks):
-        cols = np.asarray(g.bodies)[:, :, None] * nvb + np.arange(nvb)  # (n, k, nvb)
-        r = np.asarray(rows)[:, :, None, None]
-        C = C.at[r, cols[:, None, :, :]].set(blk, unique_indices=True)
-    return C[:, :model.nv]
+    rows = np.arange(model.nc)
+    if model.row_order is not None:
+        rows = np.argsort(np.asarray(model.row_order))  # stacked row -> element row
+    C, start = jnp.zeros((model.nc, model.nv)), 0
+    for g, blk in zip(model.groups, blocks):
+        n, m = blk.shape[:2]
+        r = rows[start:start + n * m].reshape(n, m)[:, :, None, None]
+        cols = (np.asarray(g.bodies)[:, :, None] * nvb + np.arange(nvb))[:, None]
+        C = C.at[r, cols].set(blk, unique_indices=True, mode="drop")
+        start += n * m
+    return C
 
 
 def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "nc nv"]:

@@ -30,9 +30,30 @@ def rotation(q: Float[Array, " nq_b"]) -> Array:
     return rot2(q[2]) if _planar(q) else quat_to_rot(q[3:])
 
 
+def matvec(A: Array, x: Array) -> Array:
+    """`A @ x` for a small matrix, written elementwise.
+
+    Under `vmap`, `@` on tiny matrices becomes a batched `dot` that XLA's CPU
+    backend runs slowly; broadcast-and-sum fuses with its neighbours.
+    """
+    if x.ndim == 1:
+        return jnp.sum(A * x[None, :], axis=1)
+    return jnp.sum(A[:, :, None] * x[None, :, :], axis=1)
+
+
+def dot(a: Array, b: Array) -> Array:
+    """Dot product over the last axis, elementwise (see `matvec`)."""
+    return jnp.sum(a * b, axis=-1)
+
+
+def rotate(q: Float[Array, " nq_b"], x: Array) -> Array:
+    """Body-frame vector(s) `x` (`(d,)` or `(d, k)`) expressed in the global frame."""
+    return matvec(rotation(q), x)
+
+
 def point(q: Float[Array, " nq_b"], s: Array) -> Array:
     """Global position of the body point with local coordinates `s`."""
-    return position(q) + rotation(q) @ s
+    return position(q) + rotate(q, s)
 
 
 def body_qdot(qs: Array, vs: Array) -> Array:
@@ -41,7 +62,7 @@ def body_qdot(qs: Array, vs: Array) -> Array:
         return vs
 
     def one(q, v):
-        return jnp.concatenate([v[:3], quat_rate_matrix(q[3:]) @ v[3:]])
+        return jnp.concatenate([v[:3], matvec(quat_rate_matrix(q[3:]), v[3:])])
 
     flat = jax.vmap(one)(qs.reshape(-1, 7), vs.reshape(-1, 6))
     return flat.reshape(qs.shape)

@@ -82,8 +82,11 @@ class Model(eqx.Module):
     body_specs: tuple[BodySpec, ...] = eqx.field(static=True)
     element_specs: tuple[ElementSpec, ...] = eqx.field(static=True)
     element_rows: tuple[tuple[int, int], ...] = eqx.field(static=True)
-    group_rows: tuple[tuple[tuple[int, ...], ...], ...] = eqx.field(static=True)
-    param_values: dict[str, Array]
+    row_order: tuple[int, ...] | None = eqx.field(static=True)  # group order -> element order
+    param_layout: tuple[tuple[str, tuple[int, ...]], ...] = eqx.field(static=True)
+    # All design parameters in one flat vector: one pytree leaf instead of hundreds
+    # keeps the cost of passing a model to a jitted function low.
+    param_vector: Float[Array, " n_params"]
     groups: tuple[AbstractElement, ...]
     q0: Float[Array, " nq"]
     v0: Float[Array, " nv"]
@@ -177,7 +180,12 @@ class Model(eqx.Module):
     # ----- design parameters -----
     def params(self) -> dict[str, Array]:
         """Every value given to the builder, keyed `"<name>.<argument>"` (and `"gravity"`)."""
-        return dict(self.param_values)
+        out, k = {}, 0
+        for key, shape in self.param_layout:
+            n = int(np.prod(shape))
+            out[key] = self.param_vector[k:k + n].reshape(shape)
+            k += n
+        return out
 
     def with_params(self, new: dict[str, Any]) -> "Model":
         """A model with some parameters replaced and everything dependent re-derived.
@@ -188,7 +196,7 @@ class Model(eqx.Module):
 
         **Raises:** `ValueError` for an unknown key or a value of the wrong shape.
         """
-        values = dict(self.param_values)
+        values = self.params()
         for key, value in new.items():
             if key not in values:
                 raise ValueError(_unknown("parameter", key, tuple(values)))
@@ -247,13 +255,17 @@ def _derive(dim: int, body_specs, element_specs, values: dict[str, Array]) -> Mo
     for spec in element_specs:
         rows.append((offset, offset + len(spec.components)))
         offset += len(spec.components)
-    groups, group_rows = [], []
+    groups, order = [], []
     for members in grouped.values():
         specs = [element_specs[k] for k in members]
         groups.append(_element_class(dim, specs[0]).derive(specs, ctx))
-        group_rows.append(tuple(tuple(range(*rows[k])) for k in members))
-    return Model(dim, tuple(body_specs), tuple(element_specs), tuple(rows), tuple(group_rows),
-                 values, tuple(groups), q0, v0, mass, inertia, values["gravity"])
+        order += [r for k in members for r in range(*rows[k])]
+    # order[i] is the element-order row of stacked row i; invert it for a gather.
+    row_order = tuple(int(i) for i in np.argsort(order)) if order != sorted(order) else None
+    layout = tuple((key, tuple(jnp.shape(v))) for key, v in values.items())
+    vector = jnp.concatenate([jnp.ravel(jnp.asarray(v, dtype=float)) for v in values.values()])
+    return Model(dim, tuple(body_specs), tuple(element_specs), tuple(rows), row_order, layout,
+                 vector, tuple(groups), q0, v0, mass, inertia, values["gravity"])
 
 
 def _inertia3(J: Array) -> Array:

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
+from .._bodies import dot
 from .base import AbstractHolonomic
 from .spatial import local_points, separation
 
@@ -39,6 +40,6 @@ class Distance(AbstractHolonomic):
     def phi(self, qs, t):
         def one(el, q):
             d = separation(q, el.s_i, el.s_j)
-            return ((d @ d - el.length**2) / (2 * el.length))[None]
+            return ((dot(d, d) - el.length**2) / (2 * el.length))[None]
 
         return jax.vmap(one)(self, qs)

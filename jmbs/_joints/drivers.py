@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import point, rotation
+from .._bodies import dot, point, rotate
 from .base import AbstractHolonomic, DeriveContext, ElementSpec
 from .planar import _local as planar_local
 from .planar import _ref_angle
@@ -111,7 +111,7 @@ class PlanarSlideDriver(AbstractDriver):
     def phi(self, qs, t):
         # Motion parameters have no instance axis, so vmap over the geometry only.
         def one(s_i, s_j, u_i, q):
-            return (rotation(q[0]) @ u_i) @ (point(q[1], s_j) - point(q[0], s_i))
+            return dot(rotate(q[0], u_i), point(q[1], s_j) - point(q[0], s_i))
 
         slide = jax.vmap(one)(self.s_i, self.s_j, self.u_i, qs)
         return (slide - self.targets(t))[:, None]
@@ -142,9 +142,9 @@ class SpatialAngleDriver(AbstractDriver):
         f = self.targets(t)
 
         def one(E_i, x_j, q, f):
-            Ei = rotation(q[0]) @ E_i
-            xj = rotation(q[1]) @ x_j
-            c, s = xj @ Ei[:, 0], xj @ Ei[:, 1]  # cos and sin of the joint angle
+            Ei = rotate(q[0], E_i)
+            xj = rotate(q[1], x_j)
+            c, s = dot(xj, Ei[:, 0]), dot(xj, Ei[:, 1])  # cos and sin of the joint angle
             cf, sf = jnp.cos(f), jnp.sin(f)
             return jnp.arctan2(s * cf - c * sf, c * cf + s * sf)
 
@@ -177,7 +177,7 @@ class SpatialSlideDriver(AbstractDriver):
 
     def phi(self, qs, t):
         def one(s_i, s_j, z_i, q):
-            return (rotation(q[0]) @ z_i) @ separation(q, s_i, s_j)
+            return dot(rotate(q[0], z_i), separation(q, s_i, s_j))
 
         slide = jax.vmap(one)(self.s_i, self.s_j, self.z_i, qs)
         return (slide - self.targets(t))[:, None]

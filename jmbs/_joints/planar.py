@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import point, rotation
+from .._bodies import dot, point, rotate
 from .._rotations import perp2
 from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, ElementSpec
 
@@ -76,8 +76,8 @@ class PlanarPrismatic(AbstractHolonomic):
     def phi(self, qs, t):
         def one(el, q):
             d = point(q[1], el.s_j) - point(q[0], el.s_i)
-            n = perp2(rotation(q[0]) @ el.u_i)
-            return jnp.stack([n @ d, q[1, 2] - q[0, 2] - el.theta0])
+            n = perp2(rotate(q[0], el.u_i))
+            return jnp.stack([dot(n, d), q[1, 2] - q[0, 2] - el.theta0])
 
         return jax.vmap(one)(self, qs)
 
@@ -85,7 +85,7 @@ class PlanarPrismatic(AbstractHolonomic):
         """Displacement along the axis from the reference configuration, `(n,)`."""
         def one(el, q):
             d = point(q[1], el.s_j) - point(q[0], el.s_i)
-            return (rotation(q[0]) @ el.u_i) @ d
+            return dot(rotate(q[0], el.u_i), d)
 
         return jax.vmap(one)(self, qs)
 
@@ -137,10 +137,9 @@ class KnifeEdge(AbstractPfaffian):
 
     def psi(self, qs):
         def one(el, q):
-            R = rotation(q[1])
-            n = perp2(R @ el.e_j)
+            n = perp2(rotate(q[1], el.e_j))
             # v_P = r_dot + phi_dot * perp(R s); the ground column stays zero.
-            row_j = jnp.concatenate([n, (n @ perp2(R @ el.s_j))[None]])
+            row_j = jnp.concatenate([n, dot(n, perp2(rotate(q[1], el.s_j)))[None]])
             return jnp.stack([jnp.zeros(3), row_j])[None]
 
         return jax.vmap(one)(self, qs)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import point, rotation
+from .._bodies import dot, matvec, point, rotate
 from .._rotations import frame_from_axis, frame_from_two_axes
 from .base import AbstractHolonomic, DeriveContext
 
@@ -59,7 +59,7 @@ def rotation_lock(Ei: Array, Ej: Array) -> Array:
     Ordered so that their derivative with respect to body j's angular velocity
     is `+x`, `+y`, `+z` of the frame: `(y_j·z_i, z_j·x_i, x_j·y_i)`.
     """
-    return jnp.stack([Ej[:, 1] @ Ei[:, 2], Ej[:, 2] @ Ei[:, 0], Ej[:, 0] @ Ei[:, 1]])
+    return jnp.stack([dot(Ej[:, 1], Ei[:, 2]), dot(Ej[:, 2], Ei[:, 0]), dot(Ej[:, 0], Ei[:, 1])])
 
 
 class SpatialFrameJoint(AbstractHolonomic):
@@ -99,10 +99,10 @@ class SpatialFrameJoint(AbstractHolonomic):
         pos, rot = FRAME_JOINT_ROWS[self.kind]
 
         def one(el, q):
-            Ei = rotation(q[0]) @ el.E_i
-            rows = (Ei.T @ separation(q, el.s_i, el.s_j))[jnp.array(pos)]
+            Ei = rotate(q[0], el.E_i)
+            rows = matvec(Ei.T, separation(q, el.s_i, el.s_j))[jnp.array(pos)]
             if rot:
-                Ej = rotation(q[1]) @ el.E_j
+                Ej = rotate(q[1], el.E_j)
                 rows = jnp.concatenate([rows, rotation_lock(Ei, Ej)[jnp.array(rot)]])
             return rows
 
@@ -133,9 +133,10 @@ class SpatialUniversal(AbstractHolonomic):
 
     def phi(self, qs, t):
         def one(el, q):
-            Ei = rotation(q[0]) @ el.E_i
-            yj = rotation(q[1]) @ el.y_j
+            Ei = rotate(q[0], el.E_i)
+            yj = rotate(q[1], el.y_j)
             # d/dt(x_i·y_j) w.r.t. omega_j is -z, hence the sign.
-            return jnp.concatenate([Ei.T @ separation(q, el.s_i, el.s_j), -(Ei[:, 0] @ yj)[None]])
+            return jnp.concatenate([matvec(Ei.T, separation(q, el.s_i, el.s_j)),
+                                    -dot(Ei[:, 0], yj)[None]])
 
         return jax.vmap(one)(self, qs)

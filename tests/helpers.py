@@ -1,0 +1,121 @@
+"""Registries the tests parametrize over, and shared utilities."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jmbs
+from jmbs.examples import frame_x_along
+
+# Element kinds that join two bodies, with the relative degrees of freedom they leave.
+PLANAR_JOINTS = {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2,
+                 "revolute+driver": 0, "prismatic+driver": 0, "holonomic": 2}
+SPATIAL_JOINTS = {"spherical": 3, "revolute": 1, "prismatic": 1, "cylindrical": 2,
+                  "universal": 2, "weld": 0, "distance": 5, "revolute+driver": 0,
+                  "prismatic+driver": 0, "cylindrical+slide": 1, "cylindrical+angle": 1,
+                  "holonomic": 5}
+PFAFFIAN = {2: ("knife_edge", "pfaffian"), 3: ("pfaffian",)}
+
+
+def _planar_custom(qs, t, p):
+    # x-coordinate of body 2 follows body 1 plus an offset that moves with time.
+    return jnp.array([qs[1][0] - qs[0][0] - p["offset"] - 0.1 * jnp.sin(t)])
+
+
+def _spatial_custom(qs, t):
+    # The centres of mass stay at distance 1.5 (a holonomic user constraint).
+    d = qs[1][:3] - qs[0][:3]
+    return jnp.array([d @ d - 1.5**2])
+
+
+def _pfaffian(qs):
+    # Body 2's velocity along its own first axis equals body 1's x-velocity.
+    q = qs[1]
+    if q.shape[0] == 3:
+        c, s = jnp.cos(q[2]), jnp.sin(q[2])
+        return jnp.array([[-1.0, 0, 0, c, s, 0.3]])
+    R = jmbs._rotations.quat_to_rot(q[3:])
+    return jnp.concatenate([jnp.array([-1.0, 0, 0, 0, 0, 0]), R[:, 0], jnp.array([0.0, 0.2, 0])])[None]
+
+
+def two_bodies(dim: int, kind: str, ground: bool = False) -> jmbs.Model:
+    """Two bodies (or the ground and a body) joined by one element of `kind`."""
+    g = (0.0, -9.81) if dim == 2 else (0.0, 0.0, -9.81)
+    b = jmbs.ModelBuilder(dim=dim, gravity=g)
+    if dim == 2:
+        b1 = b.ground if ground else b.add_body("b1", mass=1.2, inertia=0.1,
+                                                position=(0.1, 0.2), angle=0.3)
+        b2 = b.add_body("b2", mass=0.8, inertia=0.05, position=(1.1, 0.4), angle=-0.4)
+        P, axis, axes = (0.6, 0.3), (1.0, 0.5), None
+    else:
+        b1 = b.ground if ground else b.add_body(
+            "b1", mass=1.2, inertia=(0.1, 0.2, 0.3), position=(0.1, 0.2, 0.3),
+            rotation=frame_x_along((1.0, 0.3, -0.2)))
+        b2 = b.add_body("b2", mass=0.8, inertia=np.array([[0.2, 0.01, 0], [0.01, 0.1, 0],
+                                                          [0, 0, 0.15]]),
+                        position=(1.1, 0.4, -0.2), quaternion=(0.9, 0.1, -0.3, 0.2))
+        P, axis = (0.6, 0.3, 0.05), (0.2, 1.0, 0.4)
+        axes = (axis, np.cross(axis, (1.0, 0.0, 0.0)))
+    base, _, extra = kind.partition("+")
+    if base == "revolute":
+        b.add_revolute("J", b1, b2, point=P, axis=None if dim == 2 else axis)
+    elif base == "prismatic":
+        b.add_prismatic("J", b1, b2, point=P, axis=axis)
+    elif base == "weld":
+        b.add_weld("J", b1, b2, point=P)
+    elif base == "distance":
+        b.add_distance("J", b1, b2, point_i=P, point_j=np.add(P, 0.5))
+    elif base in ("spherical", "cylindrical", "universal"):
+        if base == "universal":
+            b.add_universal("J", b1, b2, point=P, axes=axes)
+        else:
+            getattr(b, f"add_{base}")("J", b1, b2, point=P, **({"axis": axis} if base ==
+                                                               "cylindrical" else {}))
+    elif base == "knife_edge":
+        b.add_knife_edge("J", b2, point=(1.3, 0.5), direction=(0.6, 0.8))
+    elif base == "holonomic":
+        if dim == 2:
+            b.add_constraint("J", [b1, b2], holonomic=_planar_custom, params={"offset": 1.0})
+        else:
+            b.add_constraint("J", [b1, b2], holonomic=_spatial_custom)
+    elif base == "pfaffian":
+        b.add_constraint("J", [b1, b2], pfaffian=_pfaffian, components=["F"])
+    else:
+        raise KeyError(kind)
+    if extra:
+        coord = {"driver": None, "slide": "slide", "angle": "angle"}[extra]
+        b.add_driver("D", joint="J", motion=lambda t: 0.3 * jnp.sin(2 * t), coordinate=coord)
+    return b.build(check=False)
+
+
+def random_state(model: jmbs.Model, seed: int, spread: float = 0.3):
+    """A random configuration near the reference (unit quaternions) and random velocities."""
+    rng = np.random.default_rng(seed)
+    q = np.asarray(model.q0).copy()
+    if model.dim == 2:
+        q = q + spread * rng.standard_normal(q.shape)
+    else:
+        qb = q.reshape(-1, 7)
+        qb[:, :3] += spread * rng.standard_normal((len(qb), 3))
+        p = qb[:, 3:] + spread * rng.standard_normal((len(qb), 4))
+        qb[:, 3:] = p / np.linalg.norm(p, axis=1, keepdims=True)
+        q = qb.ravel()
+    v = rng.standard_normal(model.nv)
+    return jnp.asarray(q), jnp.asarray(v), float(rng.uniform(0, 2))
+
+
+def rank(A, rtol: float = 1e-9) -> int:
+    s = np.linalg.svd(np.asarray(A), compute_uv=False)
+    return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+
+
+def tree_allclose(a, b, rtol=1e-12, atol=1e-12) -> bool:
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return len(la) == len(lb) and all(
+        np.allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol) for x, y in zip(la, lb))
+
+
+def wrap(angle):
+    return (angle + math.pi) % (2 * math.pi) - math.pi
