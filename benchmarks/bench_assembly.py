@@ -129,21 +129,26 @@ class NumpyVectorised:
 # --------------------------------------------------------------------------------------
 
 
-def time_calls(fn, calls: int, rounds: int, warmup: int = 20) -> dict:
-    """Per-call wall times in µs: median of the round medians, and the minimum."""
-    for _ in range(warmup):
-        fn()
-    medians, best = [], float("inf")
-    for _ in range(rounds):
-        ts = np.empty(calls)
-        for k in range(calls):
-            t0 = time.perf_counter()
+def time_calls(fns: dict, calls: dict, rounds: int) -> dict:
+    """Per-call wall times in µs of each function: median of the round medians, and the
+    minimum. The functions take turns round by round, so that a disturbance by other
+    processes hits them alike."""
+    for name, fn in fns.items():  # warm-up
+        for _ in range(min(20, calls[name])):
             fn()
-            ts[k] = time.perf_counter() - t0
-        medians.append(float(np.median(ts)) * 1e6)
-        best = min(best, float(ts.min()) * 1e6)
-    return {"median_us": statistics.median(medians), "min_us": best,
-            "round_medians_us": medians}
+    medians = {name: [] for name in fns}
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            ts = np.empty(calls[name])
+            for k in range(len(ts)):
+                t0 = time.perf_counter()
+                fn()
+                ts[k] = time.perf_counter() - t0
+            medians[name].append(float(np.median(ts)) * 1e6)
+            best[name] = min(best[name], float(ts.min()) * 1e6)
+    return {name: {"median_us": statistics.median(medians[name]), "min_us": best[name],
+                   "round_medians_us": medians[name]} for name in fns}
 
 
 def compile_time(model, q, v, repeats: int) -> dict:
@@ -172,42 +177,42 @@ def bench(n: int, args) -> dict:
     vec = NumpyVectorised(chain)
 
     # Correctness: both NumPy versions equal jmbs at q0, v0 and at a perturbed state.
+    q, v = jnp.asarray(model.q0), jnp.asarray(model.v0)
+    comp = compile_time(model, q, v, args.compiles)
+    f = jax.jit(lambda q, v: jmbs.constraint_terms(model, q, v, 0.0))
+    g = jax.jit(lambda m, q, v: jmbs.constraint_terms(m, q, v, 0.0))
+    nc, nv = model.nc, model.nv
+    # Floor: a jitted call that only writes outputs of the same shapes (dispatch + zeroing).
+    floor = jax.jit(lambda q, v: (jnp.zeros((nc, nv)).at[0, 0].set(q[0]), jnp.zeros(nc),
+                                  jnp.zeros(nc).at[0].set(v[0])))
+
+    # Correctness: both NumPy versions and the model-argument jit equal jmbs at q0, v0
+    # and at a perturbed state.
     rng = np.random.default_rng(n)
     states = [(np.asarray(model.q0), np.asarray(model.v0)),
               (np.asarray(model.q0) + 0.1 * rng.standard_normal(model.nq),
                rng.standard_normal(model.nv))]
     for qn, vn in states:
-        ref = jmbs.constraint_terms(model, jnp.asarray(qn), jnp.asarray(vn), 0.0)
-        for name, out in (("loop", numpy_loop(chain, qn, vn)), ("vectorised", vec(qn, vn))):
+        ref = f(jnp.asarray(qn), jnp.asarray(vn))
+        for name, out in (("NumPy loop", numpy_loop(chain, qn, vn)),
+                          ("NumPy vectorised", vec(qn, vn)),
+                          ("jmbs (model argument)", g(model, jnp.asarray(qn), jnp.asarray(vn)))):
             err = max_diff(ref, out)
             if err > 1e-12:
-                raise AssertionError(f"N={n}: NumPy {name} differs from jmbs by {err:.3g}")
+                raise AssertionError(f"N={n}: {name} differs from jmbs by {err:.3g}")
 
-    q, v = jnp.asarray(model.q0), jnp.asarray(model.v0)
     qn, vn = np.asarray(model.q0), np.asarray(model.v0)
-    comp = compile_time(model, q, v, args.compiles)
-
-    f = jax.jit(lambda q, v: jmbs.constraint_terms(model, q, v, 0.0))
-    g = jax.jit(lambda m, q, v: jmbs.constraint_terms(m, q, v, 0.0))
-    jax.block_until_ready(g(model, q, v))
-    nc, nv = model.nc, model.nv
-    # Floor: a jitted call that only writes outputs of the same shapes (dispatch + zeroing).
-    floor = jax.jit(lambda q, v: (jnp.zeros((nc, nv)).at[0, 0].set(q[0]), jnp.zeros(nc),
-                                  jnp.zeros(nc).at[0].set(v[0])))
-    loop_calls = max(10, args.calls // (10 if n >= 100 else 3))
-    return {
-        "N": n, "bodies": model.n_bodies, "joints": len(model.element_specs),
-        "nc": model.nc, "nv": model.nv,
-        "jmbs": time_calls(lambda: jax.block_until_ready(f(q, v)), args.calls, args.rounds),
-        "jmbs_model_arg": time_calls(lambda: jax.block_until_ready(g(model, q, v)),
-                                     args.calls, args.rounds),
-        "numpy_loop": time_calls(lambda: numpy_loop(chain, qn, vn), loop_calls, args.rounds,
-                                 warmup=2),
-        "numpy_vectorised": time_calls(lambda: vec(qn, vn), args.calls, args.rounds),
-        "xla_floor": time_calls(lambda: jax.block_until_ready(floor(q, v)), args.calls,
-                                args.rounds),
-        **comp,
+    fns = {
+        "jmbs": lambda: jax.block_until_ready(f(q, v)),
+        "jmbs_model_arg": lambda: jax.block_until_ready(g(model, q, v)),
+        "numpy_loop": lambda: numpy_loop(chain, qn, vn),
+        "numpy_vectorised": lambda: vec(qn, vn),
+        "xla_floor": lambda: jax.block_until_ready(floor(q, v)),
     }
+    calls = dict.fromkeys(fns, args.calls)
+    calls["numpy_loop"] = max(10, args.calls // (10 if n >= 100 else 3))
+    return {"N": n, "bodies": model.n_bodies, "joints": len(model.element_specs),
+            "nc": model.nc, "nv": model.nv, **time_calls(fns, calls, args.rounds), **comp}
 
 
 def print_table(results: list[dict]) -> None:
@@ -216,8 +221,9 @@ def print_table(results: list[dict]) -> None:
 
     head = (f"{'N':>4} {'bodies':>6} {'joints':>6} | {'jmbs':>14} {'jmbs(m arg)':>14} "
             f"{'np loop':>8} {'np vec':>14} | {'loop/jmbs':>9} {'vec/jmbs':>8} | "
-            f"{'XLA floor':>14} | {'compile s':>9} {'1st call s':>10}")
-    print("run times in µs: median of round medians [min over all calls]")
+            f"{'XLA floor':>14} | {'compile s':>9} {'1st call s':>10} | {'others':>6}")
+    print("run times in µs: median of round medians [min over all calls]; others: CPU time "
+          "used by other processes during the row")
     print(head)
     print("-" * len(head))
     for r in results:
@@ -226,19 +232,37 @@ def print_table(results: list[dict]) -> None:
         print(f"{r['N']:>4} {r['bodies']:>6} {r['joints']:>6} | {cell(j)} {cell(a)} "
               f"{lp['median_us']:>8.0f} {cell(vc)} | "
               f"{lp['median_us'] / j['median_us']:>9.1f} {vc['median_us'] / j['median_us']:>8.2f}"
-              f" | {cell(fl)} | {r['compile_s']:>9.3f} {r['first_call_s']:>10.3f}")
+              f" | {cell(fl)} | {r['compile_s']:>9.3f} {r['first_call_s']:>10.3f}"
+              f" | {100 * r['others_busy']:>5.0f}%")
+
+
+def cpu_ticks() -> tuple[int, int, int]:
+    """Clock ticks since boot: all CPUs' total and busy time, and this process's own."""
+    with open("/proc/stat") as fh:
+        f = [int(x) for x in fh.readline().split()[1:9]]
+    with open("/proc/self/stat") as fh:
+        own = fh.read().rsplit(")", 1)[1].split()
+    return sum(f), sum(f) - f[3] - f[4], int(own[11]) + int(own[12])
+
+
+def others_busy(t0: tuple, t1: tuple) -> float:
+    """Fraction of the CPUs' time between two `cpu_ticks()` that other processes used."""
+    total = max(t1[0] - t0[0], 1)
+    return max(0.0, (t1[1] - t0[1]) - (t1[2] - t0[2])) / total
 
 
 def cpu_busy(seconds: float = 1.0) -> float:
-    """Fraction of all CPUs busy over `seconds` (from /proc/stat); run it while idle to see
-    how much other processes use the machine."""
-    def sample():
-        with open("/proc/stat") as fh:
-            f = [int(x) for x in fh.readline().split()[1:]]
-        return sum(f), f[3] + f[4]  # total, idle + iowait
+    t0 = cpu_ticks()
+    time.sleep(seconds)
+    return others_busy(t0, cpu_ticks())
 
-    (t0, i0), _, (t1, i1) = sample(), time.sleep(seconds), sample()
-    return 1.0 - (i1 - i0) / max(t1 - t0, 1)
+
+def wait_idle(limit_s: float) -> None:
+    start, idle = time.perf_counter(), 0
+    while time.perf_counter() - start < limit_s and idle < 5:
+        idle = idle + 1 if cpu_busy() < 0.05 else 0
+    if idle < 5:
+        print(f"warning: the CPUs did not become idle within {limit_s:.0f} s")
 
 
 def git_state() -> str:
@@ -259,12 +283,17 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=None, help="rounds (default 5)")
     p.add_argument("--compiles", type=int, default=None, help="fresh compiles per N (default 3)")
     p.add_argument("--json", default=None, help="also write the results to this file")
+    p.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
+                   help="first wait up to S seconds for the other processes to leave the "
+                        "CPUs idle (< 5%% busy for 5 s)")
     args = p.parse_args()
     args.calls = args.calls or (60 if args.quick else 300)
     args.rounds = args.rounds or (3 if args.quick else 5)
     args.compiles = args.compiles or (1 if args.quick else 3)
     if args.pin:
         pin_to_cpu0()
+    if args.wait_idle:
+        wait_idle(args.wait_idle)
 
     # Warm up JAX (backend start, first trace of jmbs) on a small chain, unmeasured.
     small = jmbs.examples.n_four_bar(2)
@@ -286,7 +315,9 @@ def main() -> None:
 
     results = []
     for n in args.ns:
+        t0 = cpu_ticks()
         results.append(bench(n, args))
+        results[-1]["others_busy"] = others_busy(t0, cpu_ticks())
         print(f"  N={n} done", flush=True)
     print_table(results)
     by_n = {r["N"]: r for r in results}

@@ -10,7 +10,7 @@ from jaxtyping import Array, Float, Int
 
 from ._assembly import constraint_terms, gamma, mass_matrix, phi
 from ._bodies import NQ, NV
-from ._model import Body, Model
+from ._model import Model
 from ._rotations import quat_exp, quat_multiply
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
@@ -109,7 +109,7 @@ def _assemble(model: Model, q: Array, t: Array, free: Array, tol: float,
 
 
 def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
-             fixed: Sequence = (), tol: float = 1e-10, max_steps: int = 50,
+             fixed: Sequence = (), tol: float = 1e-12, max_steps: int = 50,
              throw: bool = True, full_output: bool = False):
     """Solve the position constraints `Phi(q, t) = 0` starting from `q_guess`.
 
@@ -187,7 +187,7 @@ class KinematicsSolution(eqx.Module):
     residual: Float[Array, " T"]
 
 
-def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-10,
+def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
                max_steps: int = 50) -> KinematicsSolution:
     """Position, velocity and acceleration analysis of a fully driven mechanism.
 

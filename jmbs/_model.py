@@ -15,9 +15,9 @@ from jaxtyping import Array, Float
 from ._bodies import NQ, NV, point
 from ._joints.base import AbstractElement, DeriveContext, ElementSpec
 from ._joints.custom import CustomHolonomic, CustomPfaffian
+from ._joints.distance import Distance
 from ._joints.drivers import DRIVABLE, driver_class
 from ._joints.planar import KnifeEdge, PlanarPrismatic, PlanarRevolute, PlanarWeld
-from ._joints.distance import Distance
 from ._joints.spatial import SpatialFrameJoint, SpatialUniversal
 from ._rotations import quat_to_rot, rot2, rot_to_quat
 

@@ -80,17 +80,20 @@ def rot_to_quat(R: Float[Array, "3 3"]) -> Float[Array, "4"]:
 
 
 def frame_from_axis(a: Float[Array, "3"]) -> Float[Array, "3 3"]:
-    """Right-handed orthonormal frame with columns `(u, w, a/|a|)`.
+    """Right-handed orthonormal frame with columns `(x, y, a/|a|)`.
 
-    `u` is built from the global axis least aligned with `a`, so the frame is
-    smooth in `a` except where that choice switches.
+    The frame is the shortest-arc rotation of the global axes that turns `z`
+    onto `a`: for `a = z` it is the identity, and it is smooth in `a` (so
+    gradients with respect to an axis are well defined) everywhere except at
+    `a = -z`, where the rotation by pi about `x` is used.
     """
     a = a / jnp.linalg.norm(a)
-    e = jnp.eye(3)[jnp.argmin(jnp.abs(a))]
-    u = e - (e @ a) * a
-    u = u / jnp.linalg.norm(u)
-    w = jnp.cross(a, u)
-    return jnp.stack([u, w, a], axis=1)
+    c = a[2]
+    k = jnp.array([-a[1], a[0], 0.0])  # z x a
+    K = jnp.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    near_antipode = c < -1.0 + 1e-9
+    R = jnp.eye(3) + K + K @ K / jnp.where(near_antipode, 1.0, 1.0 + c)
+    return jnp.where(near_antipode, jnp.diag(jnp.array([1.0, -1.0, -1.0])), R)
 
 
 def frame_from_two_axes(a1: Float[Array, "3"], a2: Float[Array, "3"]) -> Float[Array, "3 3"]:

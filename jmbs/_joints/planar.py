@@ -15,7 +15,7 @@ from jaxtyping import Array
 
 from .._bodies import dot, point, rotate
 from .._rotations import perp2
-from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, ElementSpec
+from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext
 
 
 def _local(ctx: DeriveContext, specs, which: int, P: Array) -> Array:

@@ -1,0 +1,169 @@
+"""Closed-form mechanisms, the papers' redundancy counts, assembly and velocities."""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import rank, wrap
+
+import jmbs
+from jmbs import examples
+
+
+def sizes(model, q=None):
+    q = model.q0 if q is None else q
+    r = rank(jmbs.constraint_matrix(model, q, 0.0))
+    return model.nc, r, model.nc - r, model.nv - r
+
+
+@pytest.mark.parametrize("make", [examples.slider_crank, examples.four_bar])
+def test_planar_single_loop_has_one_dof(make):
+    model = make()
+    nc, r, p, dof = sizes(model)
+    assert (p, dof) == (0, 1)
+
+
+def test_spatial_four_bar_with_parallel_axes():
+    assert sizes(examples.spatial_four_bar())[2:] == (3, 1)
+
+
+def test_bricard_counts():
+    """A04: nc = 30, rank 29, p = 1, dof = 1 (Grübler would say 0)."""
+    model = examples.bricard()
+    assert sizes(model) == (30, 29, 1, 1)
+    # Also in a moved configuration: assemble with the first joint's rod turned.
+    q = jmbs.assemble(model, _rotate_first_rod(model, 0.4), fixed=[("rod1", "rx"),
+                                                                    ("rod1", "rz")])
+    assert sizes(model, q)[2:] == (1, 1)
+
+
+def _rotate_first_rod(model, angle):
+    """Bricard guess: rod1 turned about the y axis of its ground joint."""
+    q = np.asarray(model.q0).copy()
+    c, s = math.cos(angle), math.sin(angle)
+    Ry = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+    q[0:3] = Ry @ q[0:3]
+    p = jmbs._rotations.rot_to_quat(jnp.asarray(Ry @ np.eye(3)))
+    q[3:7] = np.asarray(p)
+    return jnp.asarray(q)
+
+
+def test_parallelogram_with_third_crank_is_redundant():
+    assert sizes(examples.parallelogram())[2:] == (1, 1)
+
+
+def test_n_four_bar_sizes():
+    model = examples.n_four_bar(40)
+    assert (model.n_bodies, len(model.element_names)) == (81, 121)
+    assert sizes(model)[2:] == (0, 1)
+
+
+@pytest.mark.parametrize("theta", [0.3, 1.2, 2.5, 4.0])
+def test_slider_crank_assemble_matches_closed_form(theta):
+    model = examples.slider_crank()
+    guess = np.asarray(model.q0).copy()
+    guess[2] = theta  # crank angle, held fixed
+    guess[[0, 1]] = 0.25 * np.array([math.cos(theta), math.sin(theta)])
+    q = jmbs.assemble(model, jnp.asarray(guess) + 0.05, fixed=[("crank", "phi")])
+    assert float(q[2]) == pytest.approx(theta + 0.05, abs=1e-14)
+    xb, rod_angle = examples.slider_crank_position(theta + 0.05)
+    assert float(q[6]) == pytest.approx(float(xb), abs=1e-10)
+    assert wrap(float(q[5]) - float(rod_angle)) == pytest.approx(0.0, abs=1e-10)
+    assert np.abs(np.asarray(jmbs.phi(model, q))).max() < 1e-10
+
+
+@pytest.mark.parametrize("theta", [0.4, 1.0, 2.0])
+def test_four_bar_assemble_matches_closed_form(theta):
+    model = examples.four_bar()
+    q = np.asarray(model.q0).copy()
+    q[2] = theta
+    q = jmbs.assemble(model, jnp.asarray(q), fixed=[("crank", "phi")])
+    A, B = examples.four_bar_points(theta)
+    np.testing.assert_allclose(model.point(q, "crank", (0.5, 0.0)), A, atol=1e-10)
+    np.testing.assert_allclose(model.point(q, "rocker", (0.5 * 2.0, 0.0)), B, atol=1e-10)
+
+
+def test_driven_slider_crank_kinematics_matches_closed_form():
+    omega, theta0 = 2.0, math.pi / 6
+    model = examples.slider_crank(theta=theta0, omega=omega)
+    ts = jnp.linspace(0.0, 2 * math.pi / omega * 1.5, 301)  # one and a half turns
+    sol = jmbs.kinematics(model, ts)
+    theta = theta0 + omega * np.asarray(ts)
+    xb, rod_angle = examples.slider_crank_position(jnp.asarray(theta))
+    np.testing.assert_allclose(sol.q[:, 6], xb, atol=1e-10)
+    np.testing.assert_allclose(wrap(np.asarray(sol.q[:, 5]) - np.asarray(rod_angle)), 0,
+                               atol=1e-10)
+    # Velocity and acceleration of the slider: derivatives of the closed form.
+    import jax
+
+    def x_of_t(t):
+        return examples.slider_crank_position(theta0 + omega * t)[0]
+
+    vx = jax.vmap(jax.grad(x_of_t))(ts)
+    ax = jax.vmap(jax.grad(jax.grad(x_of_t)))(ts)
+    np.testing.assert_allclose(sol.v[:, 6], vx, atol=1e-9)
+    np.testing.assert_allclose(sol.v_dot[:, 6], ax, atol=1e-8)
+    assert float(jnp.max(sol.residual)) < 1e-10
+
+
+def test_assemble_redundant_bricard_keeps_quaternions_unit():
+    model = examples.bricard()
+    rng = np.random.default_rng(0)
+    guess = np.asarray(model.q0) + 0.02 * rng.standard_normal(model.nq)
+    res = jmbs.assemble(model, jnp.asarray(guess), full_output=True)
+    assert bool(res.converged)
+    assert float(res.residual) < 1e-10
+    p = np.asarray(res.q).reshape(-1, 7)[:, 3:]
+    np.testing.assert_allclose(np.linalg.norm(p, axis=1), 1.0, atol=1e-14)
+    assert np.abs(np.asarray(jmbs.phi(model, res.q))).max() < 1e-10
+
+
+def test_consistent_velocity_is_mass_weighted_projection():
+    model = examples.bricard()
+    rng = np.random.default_rng(1)
+    v_guess = jnp.asarray(rng.standard_normal(model.nv))
+    v = jmbs.consistent_velocity(model, model.q0, v_guess)
+    C, b, _ = (np.asarray(x) for x in jmbs.constraint_terms(model, model.q0, v))
+    assert np.abs(C @ np.asarray(v) + b).max() < 1e-12
+    # Independent: minimise (v - vg)' M (v - vg) on the null space of C (C is rank deficient).
+    M = np.asarray(jmbs.mass_matrix(model))
+    _, s, Vt = np.linalg.svd(C)
+    V = Vt[int(np.sum(s > 1e-9 * s[0])):].T  # basis of null(C)
+    z = np.linalg.solve(V.T @ M @ V, V.T @ M @ np.asarray(v_guess))
+    np.testing.assert_allclose(v, V @ z, atol=1e-12)
+
+
+def test_consistent_velocity_with_fixed_coordinate():
+    """Holding the crank's angular velocity fixed determines the rest of the four-bar."""
+    model = examples.four_bar()
+    v = jmbs.consistent_velocity(model, model.q0, jnp.zeros(model.nv).at[2].set(1.5),
+                                 fixed=[("crank", "phi")])
+    assert float(v[2]) == pytest.approx(1.5)
+    C = np.asarray(jmbs.constraint_matrix(model, model.q0))
+    assert np.abs(C @ np.asarray(v)).max() < 1e-12
+
+
+def test_point_and_its_velocity():
+    model = examples.four_bar()
+    q = model.q0
+    v = jmbs.consistent_velocity(model, q, jnp.zeros(model.nv).at[2].set(1.0),
+                                 fixed=[("crank", "phi")])
+    # The crank tip (0.5 from the centre along the rod) moves with |v| = a * omega = 1.
+    tip = model.point(q, "crank", (0.5, 0.0))
+    vel = model.point_velocity(q, v, "crank", (0.5, 0.0))
+    np.testing.assert_allclose(jnp.linalg.norm(vel), 1.0, atol=1e-12)
+    np.testing.assert_allclose(float(vel @ tip), 0.0, atol=1e-12)
+
+
+def test_mass_matrix_and_gyroscopic_forces():
+    model = examples.bricard()
+    M = np.asarray(jmbs.mass_matrix(model))
+    assert M.shape == (30, 30)
+    np.testing.assert_allclose(M[3:6, 3:6], np.diag([1 / 600, 1.01 / 12, 1.01 / 12]))
+    v = np.zeros(30)
+    v[3:6] = (1.0, 2.0, 3.0)
+    F = np.asarray(jmbs.generalized_forces(model, model.q0, jnp.asarray(v)))
+    J = np.diag([1 / 600, 1.01 / 12, 1.01 / 12])
+    np.testing.assert_allclose(F[3:6], -np.cross(v[3:6], J @ v[3:6]))
+    np.testing.assert_allclose(F[0:3], (0.0, -9.81, 0.0))
