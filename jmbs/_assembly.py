@@ -5,6 +5,9 @@ element group is evaluated for all its instances at once; the rows are then
 scattered into the element order with static indices.
 """
 
+import functools
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -14,6 +17,18 @@ from ._bodies import GROUND_Q, NQ, NV, body_qdot
 from ._model import Model
 
 Scalar = Float[Array, ""] | float
+
+
+def _jitted(fn):
+    """`eqx.filter_jit` with every argument after the model turned into a float array,
+    so that a new time or a list of coordinates does not trigger a retrace."""
+    jitted = eqx.filter_jit(fn)
+
+    @functools.wraps(fn)
+    def wrapper(model, *args):
+        return jitted(model, *(jnp.asarray(a, dtype=float) for a in args))
+
+    return wrapper
 
 
 def _per_body(model: Model, x: Array, n: int, pad: Array) -> Array:
@@ -36,6 +51,7 @@ def _scatter_rows(model: Model, values: list[Array]) -> Array:
     return out if model.row_order is None else out[np.asarray(model.row_order)]
 
 
+@_jitted
 def phi(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
     """Holonomic constraint residual `Phi(q, t)`; Pfaffian rows are zero."""
     t = jnp.asarray(t, dtype=float)
@@ -46,6 +62,7 @@ def phi(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "
     return _scatter_rows(model, vals)
 
 
+@_jitted
 def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`C(q, t) v + b(q, t)`."""
     t = jnp.asarray(t, dtype=float)
@@ -87,22 +104,26 @@ def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
     return C
 
 
+@_jitted
 def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "nc nv"]:
     """The constraint matrix `C` (`nc x nv`): `Phi_q N` for holonomic rows, `Psi` for Pfaffian."""
     return constraint_terms(model, q, jnp.zeros(model.nv), t)[0]
 
 
+@_jitted
 def velocity_rhs(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`b(q, t) = [Phi_t; 0]`, so that the velocity constraints read `C v + b = 0`."""
     return velocity_residual(model, q, jnp.zeros(model.nv), t)
 
 
+@_jitted
 def gamma(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`Gamma = -d/dt (C v + b)` along `q_dot = N v` with `v` held fixed (exact, by JVP);
     the acceleration constraints read `C v_dot = Gamma`."""
     return constraint_terms(model, q, v, t)[2]
 
 
+@_jitted
 def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array]:
     """`(C, b, Gamma)` in one pass (shares the per-group work)."""
     t = jnp.asarray(t, dtype=float)
@@ -118,6 +139,7 @@ def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array,
     return _scatter_matrix(model, blocks), _scatter_rows(model, bs), _scatter_rows(model, gs)
 
 
+@_jitted
 def kinematic_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nq nv"]:
     """`N(q)` with `q_dot = N v` (identity in 2-D; quaternion rates in 3-D)."""
     if model.dim == 2:
@@ -128,12 +150,14 @@ def kinematic_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nq n
     return jax.scipy.linalg.block_diag(*blocks)
 
 
+@_jitted
 def qdot(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, " nq"]:
     """`q_dot = N(q) v` without forming `N`."""
     nq, nv = NQ[model.dim], NV[model.dim]
     return body_qdot(q.reshape(-1, nq), v.reshape(-1, nv)).ravel()
 
 
+@_jitted
 def mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     """Block-diagonal mass matrix: `diag(m, m, J)` planar, `diag(m I3, J')` spatial."""
     d = model.dim
@@ -146,6 +170,7 @@ def mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
 
 
+@_jitted
 def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv"]:
     """Gravity plus, in 3-D, the gyroscopic moments `-omega' x J' omega'`."""
     nb, d = model.n_bodies, model.dim

@@ -49,6 +49,7 @@ def test_grad_of_C_wrt_joint_point_matches_finite_differences():
         C, _, G = jmbs.constraint_terms(m, q, v, t)
         return jnp.sum(W * C) + jnp.sum(G**2)
 
+    f = jax.jit(f)
     P = model.params()["B.point"]
     np.testing.assert_allclose(jax.grad(f)(P), _fd(f, P), rtol=1e-7, atol=1e-9)
 
@@ -61,6 +62,7 @@ def test_grad_wrt_spatial_axis_and_body_pose():
         m = model.with_params({"J3.axis": axis, "rod2.position": pos})
         return jnp.sum(jmbs.constraint_matrix(m, q, t) ** 2) + jnp.sum(jmbs.gamma(m, q, v, t))
 
+    f = jax.jit(f)
     a, p = model.params()["J3.axis"], model.params()["rod2.position"]
     ga, gp = jax.grad(f, argnums=(0, 1))(a, p)
     np.testing.assert_allclose(ga, _fd(lambda x: f(x, p), a), rtol=1e-6, atol=1e-8)
