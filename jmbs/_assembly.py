@@ -6,6 +6,7 @@ scattered into the element order with static indices.
 """
 
 import functools
+import inspect
 
 import equinox as eqx
 import jax
@@ -23,10 +24,14 @@ def _jitted(fn):
     """`eqx.filter_jit` with every argument after the model turned into a float array,
     so that a new time or a list of coordinates does not trigger a retrace."""
     jitted = eqx.filter_jit(fn)
+    signature = inspect.signature(fn)
 
     @functools.wraps(fn)
-    def wrapper(model, *args):
-        return jitted(model, *(jnp.asarray(a, dtype=float) for a in args))
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        model, *rest = bound.arguments.values()
+        return jitted(model, *(jnp.asarray(a, dtype=float) for a in rest))
 
     return wrapper
 
