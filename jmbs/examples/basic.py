@@ -1,14 +1,11 @@
-"""Bundled example mechanisms (the papers' and the IFToMM benchmark problems).
-
-Each function returns a built `Model` in its reference configuration.
-"""
+"""Textbook mechanisms and the IFToMM benchmark problems A01, A02, A04."""
 
 import math
 
 import jax.numpy as jnp
 import numpy as np
 
-from ._model import Model, ModelBuilder
+from .._model import Model, ModelBuilder
 
 G = 9.81
 
@@ -176,14 +173,3 @@ def bricard() -> Model:
     for k in range(6):
         b.add_revolute(f"J{k + 1}", bodies[k], bodies[k + 1], point=P[k], axis=BRICARD_AXES[k])
     return b.build()
-
-
-ALL = {
-    "pendulum": pendulum,
-    "slider_crank": slider_crank,
-    "four_bar": four_bar,
-    "parallelogram": parallelogram,
-    "n_four_bar": n_four_bar,
-    "spatial_four_bar": spatial_four_bar,
-    "bricard": bricard,
-}

@@ -1,0 +1,28 @@
+"""Bundled example mechanisms (the papers' and the IFToMM benchmark problems).
+
+Each function returns a built `Model` in its reference configuration; `ALL`
+maps a name to each builder that takes no required argument.
+"""
+
+from .basic import BRICARD_AXES as BRICARD_AXES
+from .basic import BRICARD_POINTS as BRICARD_POINTS
+from .basic import bricard as bricard
+from .basic import four_bar as four_bar
+from .basic import four_bar_points as four_bar_points
+from .basic import frame_x_along as frame_x_along
+from .basic import n_four_bar as n_four_bar
+from .basic import parallelogram as parallelogram
+from .basic import pendulum as pendulum
+from .basic import slider_crank as slider_crank
+from .basic import slider_crank_position as slider_crank_position
+from .basic import spatial_four_bar as spatial_four_bar
+
+ALL = {
+    "pendulum": pendulum,
+    "slider_crank": slider_crank,
+    "four_bar": four_bar,
+    "parallelogram": parallelogram,
+    "n_four_bar": n_four_bar,
+    "spatial_four_bar": spatial_four_bar,
+    "bricard": bricard,
+}
