@@ -78,18 +78,18 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
     return _scatter_rows(model, vals)
 
 
-def _group_blocks(g, qs: Array, t: Array) -> tuple[Array, Array]:
-    """Per-instance blocks `(n, m, k, nv_b)` of `C` and `b (n, m)`.
+def _group_blocks(g, qs: Array, t: Array) -> Array:
+    """Per-instance blocks `(n, m, k, nv_b)` of `C`.
 
-    Instances are independent, so one tangent per body coordinate, broadcast
-    over all instances, gives every instance's Jacobian at once.
+    `C v` is linear in `v` and instances are independent, so evaluating it at
+    one unit velocity per body coordinate, broadcast over all instances, gives
+    every instance's block at once.
     """
     n, k = qs.shape[:2]
     nvb = 3 if qs.shape[-1] == 3 else 6
-    b, lin = jax.linearize(lambda vs: g.velocity_residual(qs, vs, t), jnp.zeros((n, k, nvb)))
-    basis = jnp.eye(k * nvb).reshape(k * nvb, 1, k, nvb)
-    cols = jax.vmap(lin)(jnp.broadcast_to(basis, (k * nvb, n, k, nvb)))  # (k*nvb, n, m)
-    return jnp.moveaxis(cols, 0, -1).reshape(n, -1, k, nvb), b
+    basis = jnp.broadcast_to(jnp.eye(k * nvb).reshape(k * nvb, 1, k, nvb), (k * nvb, n, k, nvb))
+    cols = jax.vmap(lambda vs: g.velocity_map(qs, vs, t))(basis)  # (k * nvb, n, m)
+    return jnp.moveaxis(cols, 0, -1).reshape(n, -1, k, nvb)
 
 
 def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
@@ -135,7 +135,7 @@ def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array,
     blocks, bs, gs = [], [], []
     for g in model.groups:
         qs, vs = _group_inputs(model, g, q, v)
-        blk, b = _group_blocks(g, qs, t)
+        blk, b = _group_blocks(g, qs, t), g.velocity_bias(qs, t)
         _, dcv = jax.jvp(lambda qq, tt: g.velocity_residual(qq, vs, tt), (qs, t),
                          (body_qdot(qs, vs), jnp.ones_like(t)))
         blocks.append(blk)

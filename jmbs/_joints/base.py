@@ -91,8 +91,17 @@ class AbstractElement(eqx.Module):
         return cls
 
     @abc.abstractmethod
+    def velocity_map(self, qs: Array, vs: Array, t: Float[Array, ""]) -> Array:
+        """`C v` of every instance (linear in `vs`): `(n, m)` from `qs (n, k, nq_b)`,
+        `vs (n, k, nv_b)`."""
+
+    @abc.abstractmethod
+    def velocity_bias(self, qs: Array, t: Float[Array, ""]) -> Array:
+        """`b` of every instance, `(n, m)`, so that the velocity constraints read `C v + b = 0`."""
+
     def velocity_residual(self, qs: Array, vs: Array, t: Float[Array, ""]) -> Array:
-        """`C v + b` of every instance: `(n, m)` from `qs (n, k, nq_b)`, `vs (n, k, nv_b)`."""
+        """`C v + b` of every instance."""
+        return self.velocity_map(qs, vs, t) + self.velocity_bias(qs, t)
 
 
 class AbstractHolonomic(AbstractElement):
@@ -104,10 +113,11 @@ class AbstractHolonomic(AbstractElement):
     def phi(self, qs: Array, t: Float[Array, ""]) -> Array:
         """Residual `(n, m)` of every instance from `qs (n, k, nq_b)`."""
 
-    def velocity_residual(self, qs, vs, t):
-        qdot = body_qdot(qs, vs)
-        _, dphi = jax.jvp(lambda q, tt: self.phi(q, tt), (qs, t), (qdot, jnp.ones_like(t)))
-        return dphi
+    def velocity_map(self, qs, vs, t):
+        return jax.jvp(lambda q: self.phi(q, t), (qs,), (body_qdot(qs, vs),))[1]
+
+    def velocity_bias(self, qs, t):
+        return jax.jvp(lambda tt: self.phi(qs, tt), (t,), (jnp.ones_like(t),))[1]
 
 
 class AbstractPfaffian(AbstractElement):
@@ -119,5 +129,8 @@ class AbstractPfaffian(AbstractElement):
     def psi(self, qs: Array) -> Array:
         """Constraint rows `(n, m, k, nv_b)` of every instance."""
 
-    def velocity_residual(self, qs, vs, t):
-        return jnp.einsum("nmkv,nkv->nm", self.psi(qs), vs)
+    def velocity_map(self, qs, vs, t):
+        return jnp.sum(self.psi(qs) * vs[:, None], axis=(2, 3))
+
+    def velocity_bias(self, qs, t):
+        return jnp.zeros(qs.shape[:1] + (self.n_rows,))
