@@ -9,14 +9,15 @@ import numpy as np
 def _demo(args: argparse.Namespace) -> int:
     import jmbs
 
-    header = f"{'mechanism':<18}{'bodies':>7}{'nq':>6}{'nv':>6}{'nc':>6}{'rank C':>8}{'p':>4}{'dof':>5}"
+    w = max(map(len, jmbs.examples.ALL)) + 2
+    header = f"{'mechanism':<{w}}{'bodies':>7}{'nq':>6}{'nv':>6}{'nc':>6}{'rank C':>8}{'p':>4}{'dof':>5}"
     print(header)
     print("-" * len(header))
     for name, make in jmbs.examples.ALL.items():
         m = make()
         C = np.asarray(jmbs.constraint_matrix(m, m.q0, 0.0))
         rank = int(np.linalg.matrix_rank(C)) if C.size else 0
-        print(f"{name:<18}{m.n_bodies:>7}{m.nq:>6}{m.nv:>6}{m.nc:>6}{rank:>8}"
+        print(f"{name:<{w}}{m.n_bodies:>7}{m.nq:>6}{m.nv:>6}{m.nc:>6}{rank:>8}"
               f"{m.nc - rank:>4}{m.nv - rank:>5}")
     print("\np: degree of redundancy (nc - rank C); dof: degrees of freedom (nv - rank C)")
     return 0

@@ -16,6 +16,15 @@ from .basic import pendulum as pendulum
 from .basic import slider_crank as slider_crank
 from .basic import slider_crank_position as slider_crank_position
 from .basic import spatial_four_bar as spatial_four_bar
+from .gripper import gripper as gripper
+from .gripper import gripper_slide as gripper_slide
+from .manipulator import redundant_manipulator as redundant_manipulator
+from .mobile_robot import mobile_robot as mobile_robot
+from .mobile_robot import mobile_robot_configuration as mobile_robot_configuration
+from .mobile_robot import mobile_robot_configurations as mobile_robot_configurations
+from .mobile_robot import steering_manoeuvre as steering_manoeuvre
+from .mobile_robot import steering_range as steering_range
+from .spatial_parallelogram import spatial_parallelogram as spatial_parallelogram
 
 ALL = {
     "pendulum": pendulum,
@@ -25,4 +34,13 @@ ALL = {
     "n_four_bar": n_four_bar,
     "spatial_four_bar": spatial_four_bar,
     "bricard": bricard,
+    # The papers' mechanisms (REFERENCES.md); their uniqueness results come with
+    # the solvability analysis.
+    "mobile_robot": mobile_robot,
+    "gripper": gripper,
+    "gripper_torque": lambda: gripper("torque"),
+    "gripper_overactuated": lambda: gripper("overactuated"),
+    "spatial_parallelogram": spatial_parallelogram,
+    "redundant_manipulator": redundant_manipulator,
+    "redundant_manipulator_overactuated": lambda: redundant_manipulator(overactuated=True),
 }
