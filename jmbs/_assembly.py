@@ -112,7 +112,9 @@ def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
 @_jitted
 def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "nc nv"]:
     """The constraint matrix `C` (`nc x nv`): `Phi_q N` for holonomic rows, `Psi` for Pfaffian."""
-    return constraint_terms(model, q, jnp.zeros(model.nv), t)[0]
+    t = jnp.asarray(t, dtype=float)
+    blocks = [_group_blocks(g, _group_inputs(model, g, q, None)[0], t) for g in model.groups]
+    return _scatter_matrix(model, blocks)
 
 
 @_jitted
@@ -125,7 +127,15 @@ def velocity_rhs(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float
 def gamma(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`Gamma = -d/dt (C v + b)` along `q_dot = N v` with `v` held fixed (exact, by JVP);
     the acceleration constraints read `C v_dot = Gamma`."""
-    return constraint_terms(model, q, v, t)[2]
+    t = jnp.asarray(t, dtype=float)
+    return _scatter_rows(model, [_group_gamma(g, *_group_inputs(model, g, q, v), t)
+                                 for g in model.groups])
+
+
+def _group_gamma(g, qs: Array, vs: Array, t: Array) -> Array:
+    _, dcv = jax.jvp(lambda qq, tt: g.velocity_residual(qq, vs, tt), (qs, t),
+                     (body_qdot(qs, vs), jnp.ones_like(t)))
+    return -dcv
 
 
 @_jitted
@@ -135,12 +145,9 @@ def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array,
     blocks, bs, gs = [], [], []
     for g in model.groups:
         qs, vs = _group_inputs(model, g, q, v)
-        blk, b = _group_blocks(g, qs, t), g.velocity_bias(qs, t)
-        _, dcv = jax.jvp(lambda qq, tt: g.velocity_residual(qq, vs, tt), (qs, t),
-                         (body_qdot(qs, vs), jnp.ones_like(t)))
-        blocks.append(blk)
-        bs.append(b)
-        gs.append(-dcv)
+        blocks.append(_group_blocks(g, qs, t))
+        bs.append(g.velocity_bias(qs, t))
+        gs.append(_group_gamma(g, qs, vs, t))
     return _scatter_matrix(model, blocks), _scatter_rows(model, bs), _scatter_rows(model, gs)
 
 

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from ._assembly import constraint_terms, gamma, mass_matrix, phi
+from ._assembly import constraint_matrix, constraint_terms, gamma, mass_matrix, phi, velocity_rhs
 from ._bodies import NQ, NV
 from ._model import Model
 from ._rotations import quat_exp, quat_multiply
@@ -72,14 +72,13 @@ def _assemble(model: Model, q: Array, t: Array, free: Array, tol: float,
               max_steps: int) -> AssemblyResult:
     """Gauss-Newton on `Phi(q, t) = 0` with minimum-norm steps (rank-deficient safe)."""
     hol = jnp.asarray(model.holonomic_rows)
-    v0 = jnp.zeros(model.nv)
 
     def residual(q):
         return jnp.where(hol, phi(model, q, t), 0.0)
 
     def step(q):
         r = residual(q)
-        J = constraint_terms(model, q, v0, t)[0] * free[None, :]
+        J = constraint_matrix(model, q, t) * free[None, :]
         J = jnp.where(hol[:, None], J, 0.0)
         dv = -jnp.linalg.pinv(J, rtol=1e-10) @ r
         # Backtracking: accept the largest of 1, 1/2, 1/4, ... that reduces |Phi|.
@@ -199,7 +198,7 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
     """
     ts = jnp.asarray(ts, dtype=float)
     q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
-    C = np.asarray(constraint_terms(model, q, jnp.zeros(model.nv), ts[0])[0])
+    C = np.asarray(constraint_matrix(model, q, ts[0]))
     s = np.linalg.svd(C, compute_uv=False)
     rank = int(np.sum(s > 1e-9 * s[0])) if s.size else 0
     if rank < model.nv:
@@ -226,8 +225,8 @@ def _kinematics(model, ts, q, tol, max_steps):
         q_prev, v_prev, t_prev = carry
         guess = retract(model, q_prev, v_prev * (t - t_prev))
         res = _assemble(model, guess, t, free, tol, max_steps)
-        C, b, _ = constraint_terms(model, res.q, jnp.zeros(model.nv), t)
-        v = solve(C, -b)
+        C = constraint_matrix(model, res.q, t)
+        v = solve(C, -velocity_rhs(model, res.q, t))
         a = solve(C, gamma(model, res.q, v, t))
         return (res.q, v, t), (res.q, v, a, res.residual, res.converged)
 
