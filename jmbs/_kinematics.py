@@ -1,5 +1,6 @@
 """Position assembly (Gauss-Newton), consistent velocities, driven kinematics."""
 
+import functools
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -8,7 +9,15 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from ._assembly import constraint_matrix, constraint_terms, gamma, mass_matrix, phi, velocity_rhs
+from ._assembly import (
+    constraint_matrix,
+    constraint_terms,
+    gamma,
+    mass_matrix,
+    phi,
+    qdot,
+    velocity_rhs,
+)
 from ._bodies import NQ, NV
 from ._model import Model
 from ._rotations import quat_exp, quat_multiply
@@ -68,43 +77,64 @@ def _tolerance(q: Array, tol: float, dim: int) -> Array:
     return tol * jnp.maximum(1.0, jnp.max(jnp.abs(pos)))
 
 
-def _assemble(model: Model, q: Array, t: Array, free: Array, tol: float,
+def _assemble(model: Model, q: Array, t: Array, free, tol: float,
               max_steps: int) -> AssemblyResult:
-    """Gauss-Newton on `Phi(q, t) = 0` with minimum-norm steps (rank-deficient safe)."""
-    hol = jnp.asarray(model.holonomic_rows)
+    """Gauss-Newton on `Phi(q, t) = 0`; differentiable through its solution."""
+    free = tuple(bool(f) for f in np.asarray(free))
+    return AssemblyResult(*_solve(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps))
 
-    def residual(q):
-        return jnp.where(hol, phi(model, q, t), 0.0)
+
+def _holonomic_residual(model: Model, q: Array, t: Array) -> Array:
+    return jnp.where(jnp.asarray(model.holonomic_rows), phi(model, q, t), 0.0)
+
+
+def _free_jacobian(model: Model, q: Array, t: Array, free: tuple[bool, ...]) -> Array:
+    """Holonomic rows of `C` with the fixed coordinates' columns zeroed."""
+    hol = jnp.asarray(model.holonomic_rows)
+    return jnp.where(hol[:, None], constraint_matrix(model, q, t), 0.0) * jnp.asarray(free)[None, :]
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4, 5))
+def _solve(model: Model, q: Array, t: Array, free: tuple[bool, ...], tol: float, max_steps: int):
+    """Minimum-norm Gauss-Newton steps (safe for rank-deficient `C`) with backtracking."""
 
     def step(q):
-        r = residual(q)
-        J = constraint_matrix(model, q, t) * free[None, :]
-        J = jnp.where(hol[:, None], J, 0.0)
-        dv = -jnp.linalg.pinv(J, rtol=1e-10) @ r
+        r = _holonomic_residual(model, q, t)
+        dv = -jnp.linalg.pinv(_free_jacobian(model, q, t, free), rtol=1e-10) @ r
         # Backtracking: accept the largest of 1, 1/2, 1/4, ... that reduces |Phi|.
         norm0 = jnp.linalg.norm(r)
 
         def try_alpha(alpha):
             qn = retract(model, q, alpha * dv)
-            return qn, jnp.linalg.norm(residual(qn))
+            return qn, jnp.linalg.norm(_holonomic_residual(model, qn, t))
 
-        alphas = 0.5 ** jnp.arange(6.0)
-        qs, norms = jax.vmap(try_alpha)(alphas)
+        qs, norms = jax.vmap(try_alpha)(0.5 ** jnp.arange(6.0))
         ok = norms < norm0
-        k = jnp.where(jnp.any(ok), jnp.argmax(ok), 0)
-        return qs[k]
+        return qs[jnp.where(jnp.any(ok), jnp.argmax(ok), 0)]
 
     def cond(state):
         q, k = state
-        return (jnp.max(jnp.abs(residual(q))) > _tolerance(q, tol, model.dim)) & (k < max_steps)
+        res = jnp.max(jnp.abs(_holonomic_residual(model, q, t)))
+        return (res > _tolerance(q, tol, model.dim)) & (k < max_steps)
 
-    def body(state):
-        q, k = state
-        return step(q), k + 1
+    q, k = jax.lax.while_loop(cond, lambda s: (step(s[0]), s[1] + 1), (q, jnp.asarray(0)))
+    res = jnp.max(jnp.abs(_holonomic_residual(model, q, t)), initial=0.0)
+    return q, res, k, res <= _tolerance(q, tol, model.dim)
 
-    q, k = jax.lax.while_loop(cond, body, (q, jnp.asarray(0)))
-    res = jnp.max(jnp.abs(residual(q)), initial=0.0)
-    return AssemblyResult(q, res, k, res <= _tolerance(q, tol, model.dim))
+
+@_solve.defjvp
+def _solve_jvp(free, tol, max_steps, primals, tangents):
+    """Implicit differentiation: at the solution `Phi(q*, t) = 0`, so a change of the
+    model or the time moves `q*` by `N dv` with `C_free dv = -dPhi` (minimum norm,
+    as the solver's own steps). The iterations are never differentiated."""
+    model, q0, t = primals
+    dmodel, _, dt = tangents
+    out = _solve(model, q0, t, free, tol, max_steps)
+    q = out[0]
+    _, dphi = jax.jvp(lambda m, tt: _holonomic_residual(m, q, tt), (model, t), (dmodel, dt))
+    dv = -jnp.linalg.pinv(_free_jacobian(model, q, t, free), rtol=1e-10) @ dphi
+    no_tangent = np.zeros((), dtype=jax.dtypes.float0)
+    return out, (qdot(model, q, dv), jnp.zeros_like(out[1]), no_tangent, no_tangent)
 
 
 def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
@@ -131,7 +161,7 @@ def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
     q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
     if q.shape != (model.nq,):
         raise ValueError(f"q_guess must have shape ({model.nq},), got {q.shape}")
-    free = jnp.asarray(free_mask(model, fixed))
+    free = tuple(bool(f) for f in free_mask(model, fixed))  # static: it shapes the solve
     res = _assemble_jit(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps)
     if throw:
         if isinstance(res.converged, jax.core.Tracer):
@@ -216,7 +246,7 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
 
 @eqx.filter_jit
 def _kinematics(model, ts, q, tol, max_steps):
-    free = jnp.ones(model.nv, bool)
+    free = np.ones(model.nv, bool)
 
     def solve(C, rhs):
         return jnp.linalg.lstsq(C, rhs)[0]
