@@ -8,7 +8,6 @@ scattered into the element order with static indices.
 import functools
 import inspect
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,9 +20,13 @@ Scalar = Float[Array, ""] | float
 
 
 def _jitted(fn):
-    """`eqx.filter_jit` with every argument after the model turned into a float array,
-    so that a new time or a list of coordinates does not trigger a retrace."""
-    jitted = eqx.filter_jit(fn)
+    """`jax.jit` that also takes lists for the array arguments after the model.
+
+    Python scalars go to `jax.jit` as they are (traced, weakly typed: a new time
+    does not retrace, and no device array is created per call); sequences become
+    NumPy arrays.
+    """
+    jitted = jax.jit(fn)
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -31,7 +34,8 @@ def _jitted(fn):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         model, *rest = bound.arguments.values()
-        return jitted(model, *(jnp.asarray(a, dtype=float) for a in rest))
+        return jitted(model, *(a if isinstance(a, (jax.Array, float, int)) else
+                               np.asarray(a, dtype=float) for a in rest))
 
     return wrapper
 
