@@ -1,21 +1,30 @@
 """Constraint assembly benchmark: `C` and `Gamma` of the IFToMM A02 N-four-bar chain.
 
-Times `jmbs.constraint_terms` (jitted, model closed over and model passed as an
-argument) side by side with two plain NumPy assemblies of the same `C` and
-`Gamma` (a Python loop over the joints, and a vectorised version), and the
-compile time of the jitted function for each N.
+    .venv/bin/python benchmarks/bench_assembly.py [--quick] [--pin] [--wait-idle S] [--json PATH]
 
-    .venv/bin/python benchmarks/bench_assembly.py [--quick] [--pin] [--json PATH]
+For N = 10, 40, 160 it times, side by side in one process:
 
-`--pin` restricts the whole process (every thread) to CPU 0 before any JAX work:
-on a 2-core machine XLA's CPU runtime otherwise migrates between the cores and
-the jmbs timings get noisier and slower.
+- `jmbs`: `jax.jit(lambda q, v: jmbs.constraint_terms(model, q, v, 0.0))` (model closed over);
+- `jmbs(m arg)`: the same with the model passed as a jit argument;
+- `jmbs direct`: `jmbs.constraint_terms(model, q, v, 0.0)` as a user calls it (only when
+  the public function is itself jitted);
+- `np loop`, `np vec`: plain NumPy assemblies of the same `C`, `b` and `Gamma` for planar
+  revolute joints (a Python loop over the joints; a vectorised version), checked against
+  jmbs to 1e-12 at `q0, v0` and at a random state;
+- `XLA floor`: a jitted call that only returns zero arrays of the output shapes
+  (dispatch plus writing a dense `nc x nv` matrix);
 
-Run times are per call (`jax.block_until_ready` on the result), median over
-`--calls` calls, repeated in `--rounds` rounds; the table reports the median
-of the round medians and the minimum over all calls. Compile time is
-`jax.jit(f).lower(q, v).compile()` for a fresh jit, median of `--compiles` repeats.
+and the compile time of a fresh jit of the first (lower + compile, and first call).
+
+Run times are per call (`jax.block_until_ready` on the result): the median over
+`--calls` calls, in `--rounds` rounds in which the variants take turns; the table gives the
+median of the round medians and [the minimum over all calls]. `others` is the share of
+the CPUs' time that other processes used meanwhile (from /proc/stat); `--wait-idle S`
+first waits up to S seconds for an idle machine. `--pin` restricts every thread of the
+process to CPU 0 (XLA's CPU runtime otherwise spreads over, and migrates between, the
+cores).
 """
+
 
 import argparse
 import json
@@ -53,9 +62,9 @@ class RevoluteChain:
     `n_bodies`), the local joint points and the first row in `C`."""
 
     def __init__(self, model):
-        (group,) = model.groups
-        if any(s.kind != "revolute" for s in model.element_specs) or model.dim != 2:
+        if model.dim != 2 or any(s.kind != "revolute" for s in model.element_specs):
             raise ValueError("the NumPy reference handles planar revolute joints only")
+        (group,) = model.groups
         specs = {s.name: s for s in model.element_specs}
         self.n_bodies, self.nc, self.nv = model.n_bodies, model.nc, model.nv
         self.ground = model.n_bodies
@@ -175,8 +184,6 @@ def bench(n: int, args) -> dict:
     model = jmbs.examples.n_four_bar(n)
     chain = RevoluteChain(model)
     vec = NumpyVectorised(chain)
-
-    # Correctness: both NumPy versions equal jmbs at q0, v0 and at a perturbed state.
     q, v = jnp.asarray(model.q0), jnp.asarray(model.v0)
     comp = compile_time(model, q, v, args.compiles)
     f = jax.jit(lambda q, v: jmbs.constraint_terms(model, q, v, 0.0))
