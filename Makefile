@@ -29,7 +29,6 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 
 bench: $(VENV)/.installed
-	$(BIN)/pip install --quiet -e ".[benchmarks]"
 	$(BIN)/python benchmarks/bench_assembly.py
 
 clean:
