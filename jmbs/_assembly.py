@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._bodies import GROUND_Q, NQ, NV, body_qdot
+from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot
 from ._model import Model
 
 Scalar = Float[Array, ""] | float
@@ -160,8 +160,6 @@ def kinematic_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nq n
     """`N(q)` with `q_dot = N v` (identity in 2-D; quaternion rates in 3-D)."""
     if model.dim == 2:
         return jnp.eye(model.nq)
-    from ._bodies import body_N
-
     blocks = jax.vmap(body_N)(q.reshape(model.n_bodies, 7))
     return jax.scipy.linalg.block_diag(*blocks)
 

@@ -12,13 +12,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._bodies import NQ, NV, point
+from ._bodies import GROUND_Q, NQ, NV, body_qdot, point
 from ._joints.base import AbstractElement, DeriveContext, ElementSpec
 from ._joints.custom import CustomHolonomic, CustomPfaffian
 from ._joints.distance import Distance
 from ._joints.drivers import DRIVABLE, driver_class
 from ._joints.planar import KnifeEdge, PlanarPrismatic, PlanarRevolute, PlanarWeld
-from ._joints.spatial import SpatialFrameJoint, SpatialUniversal
+from ._joints.spatial import SpatialFrameJoint, SpatialUniversal, frame_joint_components
 from ._rotations import quat_to_rot, rot2, rot_to_quat
 
 GROUND = "ground"
@@ -168,8 +168,6 @@ class Model(eqx.Module):
 
     def point_velocity(self, q, v, body: "str | Body", local_point) -> Array:
         """Global velocity of a body point, `d/dt point` along `q_dot = N v`."""
-        from ._bodies import body_qdot
-
         k = self.body_index(body)
         nvb = NV[self.dim]
         qb = self.body_q(q, body)
@@ -577,8 +575,6 @@ class ModelBuilder:
 
     def _reference_q(self, index: int) -> jnp.ndarray:
         if index < 0:
-            from ._bodies import GROUND_Q
-
             return GROUND_Q[self.dim]
         b = self._bodies[index]
         v = self._values
@@ -642,12 +638,7 @@ class ModelBuilder:
 
 def _components(dim: int, kind: str) -> tuple[str, ...]:
     cls = _CLASSES[dim][kind]
-    if cls is SpatialFrameJoint:
-        from ._joints.spatial import FRAME_JOINT_ROWS
-
-        pos, rot = FRAME_JOINT_ROWS[kind]
-        return tuple(("Fx", "Fy", "Fz")[k] for k in pos) + tuple(("Mx", "My", "Mz")[k] for k in rot)
-    return cls.components
+    return frame_joint_components(kind) if cls is SpatialFrameJoint else cls.components
 
 
 def _check_callable(fn, what: str, where: str) -> None:

@@ -29,6 +29,12 @@ FRAME_JOINT_ROWS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 AXIAL_KINDS = ("revolute", "prismatic", "cylindrical")
 
 
+def frame_joint_components(kind: str) -> tuple[str, ...]:
+    """Reaction component names of a frame joint of `kind`."""
+    pos, rot = FRAME_JOINT_ROWS[kind]
+    return tuple(("Fx", "Fy", "Fz")[k] for k in pos) + tuple(("Mx", "My", "Mz")[k] for k in rot)
+
+
 def local_points(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
     """Local coordinates on body `which` (0: i, 1: j) of global reference points `P (n, 3)`."""
     r, R = ctx.pose(specs, which)
@@ -79,9 +85,7 @@ class SpatialFrameJoint(AbstractHolonomic):
 
     @property
     def components(self) -> tuple[str, ...]:
-        pos, rot = FRAME_JOINT_ROWS[self.kind]
-        return tuple("FxFyFz"[2 * k: 2 * k + 2] for k in pos) + tuple(
-            "MxMyMz"[2 * k: 2 * k + 2] for k in rot)
+        return frame_joint_components(self.kind)
 
     @classmethod
     def group_key(cls, spec):
