@@ -11,7 +11,6 @@ from jaxtyping import Array, Float, Int
 
 from ._assembly import (
     constraint_matrix,
-    constraint_terms,
     gamma,
     mass_matrix,
     phi,
@@ -200,7 +199,7 @@ def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.
 
 @eqx.filter_jit
 def _consistent_velocity(model, q, v, t, free):
-    C, b, _ = constraint_terms(model, q, v, t)
+    C, b = constraint_matrix(model, q, t), velocity_rhs(model, q, t)
     W = jnp.linalg.inv(mass_matrix(model)) * free[:, None] * free[None, :]
     S = C @ W @ C.T
     return v - W @ C.T @ (jnp.linalg.pinv(S, rtol=1e-12, hermitian=True) @ (C @ v + b))
