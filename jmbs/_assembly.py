@@ -124,7 +124,9 @@ def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> 
 @_jitted
 def velocity_rhs(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`b(q, t) = [Phi_t; 0]`, so that the velocity constraints read `C v + b = 0`."""
-    return velocity_residual(model, q, jnp.zeros(model.nv), t)
+    t = jnp.asarray(t, dtype=float)
+    return _scatter_rows(model, [g.velocity_bias(_group_inputs(model, g, q, None)[0], t)
+                                 for g in model.groups])
 
 
 @_jitted

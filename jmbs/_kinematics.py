@@ -171,8 +171,7 @@ def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
         elif not bool(res.converged):
             r = np.abs(np.asarray(phi(model, res.q, t)) * model.holonomic_rows)
             worst = int(np.argmax(r))
-            name = next(n for n, (a, b) in zip(model.element_names, model.element_rows)
-                        if a <= worst < b)
+            name = model.element_of_row(worst)
             raise RuntimeError(
                 f"jmbs.assemble did not converge in {int(res.steps)} steps: max |Phi| = "
                 f"{float(res.residual):.3g} at element {name!r}; the constraints may not "

@@ -136,6 +136,11 @@ class Model(eqx.Module):
                            spec.components, self.element_rows[k],
                            spec.kind not in ("knife_edge", "pfaffian"))
 
+    def element_of_row(self, row: int) -> str:
+        """Name of the element that owns constraint row `row`."""
+        return next(s.name for s, (a, b) in zip(self.element_specs, self.element_rows)
+                    if a <= row < b)
+
     def rows(self, name: str) -> slice:
         """Rows of element `name` in `C`, `Phi`, `Gamma` and the multipliers."""
         a, b = self.element_rows[self._element_index(name)]
@@ -546,7 +551,7 @@ class ModelBuilder:
             scale = max(1.0, float(np.max(np.abs(np.asarray(model.q0)))))
             worst = int(np.argmax(res))
             if res[worst] > tol * scale:
-                name = next(s.name for s, (a, b) in zip(specs, model.element_rows) if a <= worst < b)
+                name = model.element_of_row(worst)
                 raise ValueError(
                     f"the reference configuration violates element {name!r} by "
                     f"{res[worst]:.3g} (tolerance {tol * scale:.3g}); correct the geometry, or "
