@@ -24,9 +24,20 @@ from ._kinematics import assemble as assemble  # noqa: E402
 from ._kinematics import consistent_velocity as consistent_velocity  # noqa: E402
 from ._kinematics import kinematics as kinematics  # noqa: E402
 from ._kinematics import retract as retract  # noqa: E402
+from ._kinetostatics import kinetostatic_matrix as kinetostatic_matrix  # noqa: E402
 from ._model import Body as Body  # noqa: E402
 from ._model import ElementInfo as ElementInfo  # noqa: E402
 from ._model import Model as Model  # noqa: E402
 from ._model import ModelBuilder as ModelBuilder  # noqa: E402
+from ._solvability.base import AbstractSolvabilityMethod as AbstractSolvabilityMethod  # noqa: E402
+from ._solvability.base import Decisions as Decisions  # noqa: E402
+from ._solvability.equilibrate import equilibrate as equilibrate  # noqa: E402
+from ._solvability.kinetostatic import Kinetostatic as Kinetostatic  # noqa: E402
+from ._solvability.nullspace import NullSpace as NullSpace  # noqa: E402
+from ._solvability.qr import QR as QR  # noqa: E402
+from ._solvability.rank import RankComparison as RankComparison  # noqa: E402
+from ._solvability.report import SolvabilityReport as SolvabilityReport  # noqa: E402
+from ._solvability.report import solvability as solvability  # noqa: E402
+from ._solvability.svd import SVD as SVD  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -62,6 +62,16 @@ class DeriveContext:
         return self.r0[idx], self.R0[idx]
 
 
+def unit_wrenches(P: Array, rows: list) -> tuple[Array, Array, Array]:
+    """Stack per-component `(force (n, dim) | None, moment (n, 1 | 3) | None)` into
+    the `(P, F, M)` of `AbstractElement.wrenches`; `None` is zero."""
+    n, dim = P.shape
+    nrot = 1 if dim == 2 else 3
+    F = jnp.stack([jnp.zeros((n, dim)) if f is None else f for f, _ in rows], axis=1)
+    M = jnp.stack([jnp.zeros((n, nrot)) if m is None else m for _, m in rows], axis=1)
+    return P, F, M
+
+
 class AbstractElement(eqx.Module):
     """A stacked group of elements of one type.
 
@@ -102,6 +112,18 @@ class AbstractElement(eqx.Module):
     def velocity_residual(self, qs: Array, vs: Array, t: Float[Array, ""]) -> Array:
         """`C v + b` of every instance."""
         return self.velocity_map(qs, vs, t) + self.velocity_bias(qs, t)
+
+    def wrenches(self, qs: Array, t: Float[Array, ""]) -> "tuple[Array, Array, Array] | None":
+        """The physical meaning of the reaction components (free-body diagram).
+
+        Returns `(P, F, M)`: for a unit value of each component, the force
+        `F (n, m, dim)` and the moment `M (n, m, 1 | 3)` about the point
+        `P (n, dim)` (global) that the element applies to body j; body i gets
+        the opposite wrench. `None` for elements without a physical reaction
+        basis (user constraints): their columns of the kinetostatic matrix
+        are their generalized rows of `C`.
+        """
+        return None
 
 
 class AbstractHolonomic(AbstractElement):

@@ -7,8 +7,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import dot
-from .base import AbstractHolonomic
+from .._bodies import dot, point
+from .base import AbstractHolonomic, unit_wrenches
 from .spatial import local_points, separation
 
 
@@ -43,3 +43,8 @@ class Distance(AbstractHolonomic):
             return ((dot(d, d) - el.length**2) / (2 * el.length))[None]
 
         return jax.vmap(one)(self, qs)
+
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        d = jax.vmap(separation)(qs, self.s_i, self.s_j)
+        return unit_wrenches(P, [(d / jnp.linalg.norm(d, axis=-1, keepdims=True), None)])

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import dot, point, rotate
-from .base import AbstractHolonomic, DeriveContext, ElementSpec
+from .._bodies import dot, point, position, rotate
+from .base import AbstractHolonomic, DeriveContext, ElementSpec, unit_wrenches
 from .planar import _local as planar_local
 from .planar import _ref_angle
 from .spatial import joint_frames, local_frames, local_points, separation
@@ -82,6 +82,10 @@ class PlanarAngleDriver(AbstractDriver):
         angle = qs[:, 1, 2] - qs[:, 0, 2] - self.theta0
         return (angle - self.targets(t))[:, None]
 
+    def wrenches(self, qs, t):
+        P = jax.vmap(position)(qs[:, 1])
+        return unit_wrenches(P, [(None, jnp.ones((P.shape[0], 1)))])
+
 
 class PlanarSlideDriver(AbstractDriver):
     """Prescribes the displacement along the axis of a planar prismatic joint."""
@@ -115,6 +119,10 @@ class PlanarSlideDriver(AbstractDriver):
 
         slide = jax.vmap(one)(self.s_i, self.s_j, self.u_i, qs)
         return (slide - self.targets(t))[:, None]
+
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        return unit_wrenches(P, [(jax.vmap(rotate)(qs[:, 0], self.u_i), None)])
 
 
 class SpatialAngleDriver(AbstractDriver):
@@ -150,6 +158,10 @@ class SpatialAngleDriver(AbstractDriver):
 
         return jax.vmap(one)(self.E_i, self.x_j, qs, f)[:, None]
 
+    def wrenches(self, qs, t):
+        P = jax.vmap(position)(qs[:, 1])
+        return unit_wrenches(P, [(None, jax.vmap(rotate)(qs[:, 0], self.E_i[:, :, 2]))])
+
 
 class SpatialSlideDriver(AbstractDriver):
     """Prescribes the displacement along the axis of a spatial prismatic or
@@ -181,6 +193,10 @@ class SpatialSlideDriver(AbstractDriver):
 
         slide = jax.vmap(one)(self.s_i, self.s_j, self.z_i, qs)
         return (slide - self.targets(t))[:, None]
+
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        return unit_wrenches(P, [(jax.vmap(rotate)(qs[:, 0], self.z_i), None)])
 
 
 def driver_class(dim: int, coordinate: str) -> type[AbstractDriver]:

@@ -15,7 +15,7 @@ from jaxtyping import Array
 
 from .._bodies import dot, point, rotate
 from .._rotations import perp2
-from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext
+from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, unit_wrenches
 
 
 def _local(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
@@ -50,6 +50,11 @@ class PlanarRevolute(AbstractHolonomic):
     def phi(self, qs, t):
         return jax.vmap(lambda el, q: point(q[1], el.s_j) - point(q[0], el.s_i))(self, qs)
 
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        ex, ey = (jnp.broadcast_to(e, P.shape) for e in jnp.eye(2))
+        return unit_wrenches(P, [(ex, None), (ey, None)])
+
 
 class PlanarPrismatic(AbstractHolonomic):
     """Translational joint: body j slides along the axis fixed in body i, no rotation."""
@@ -80,6 +85,11 @@ class PlanarPrismatic(AbstractHolonomic):
             return jnp.stack([dot(n, d), q[1, 2] - q[0, 2] - el.theta0])
 
         return jax.vmap(one)(self, qs)
+
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        n = jax.vmap(lambda q, u: perp2(rotate(q, u)))(qs[:, 0], self.u_i)
+        return unit_wrenches(P, [(n, None), (None, jnp.ones((P.shape[0], 1)))])
 
     def slide(self, qs):
         """Displacement along the axis from the reference configuration, `(n,)`."""
@@ -114,6 +124,11 @@ class PlanarWeld(AbstractHolonomic):
 
         return jax.vmap(one)(self, qs)
 
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        ex, ey = (jnp.broadcast_to(e, P.shape) for e in jnp.eye(2))
+        return unit_wrenches(P, [(ex, None), (ey, None), (None, jnp.ones((P.shape[0], 1)))])
+
 
 class KnifeEdge(AbstractPfaffian):
     """Knife edge (or wheel without side slip) on body j: the contact point
@@ -143,3 +158,8 @@ class KnifeEdge(AbstractPfaffian):
             return jnp.stack([jnp.zeros(3), row_j])[None]
 
         return jax.vmap(one)(self, qs)
+
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        n = jax.vmap(lambda q, e: perp2(rotate(q, e)))(qs[:, 1], self.e_j)
+        return unit_wrenches(P, [(n, None)])

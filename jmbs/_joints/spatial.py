@@ -16,7 +16,7 @@ from jaxtyping import Array
 
 from .._bodies import dot, matvec, point, rotate
 from .._rotations import frame_from_axis, frame_from_two_axes
-from .base import AbstractHolonomic, DeriveContext
+from .base import AbstractHolonomic, DeriveContext, unit_wrenches
 
 # Which position and orientation rows each joint type keeps.
 FRAME_JOINT_ROWS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
@@ -112,6 +112,12 @@ class SpatialFrameJoint(AbstractHolonomic):
 
         return jax.vmap(one)(self, qs)
 
+    def wrenches(self, qs, t):
+        pos, rot = FRAME_JOINT_ROWS[self.kind]
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        E = jax.vmap(rotate)(qs[:, 0], self.E_i)  # current joint frames, (n, 3, 3)
+        return unit_wrenches(P, [(E[:, :, k], None) for k in pos] + [(None, E[:, :, k]) for k in rot])
+
 
 class SpatialUniversal(AbstractHolonomic):
     """Universal (Hooke) joint: the first axis is fixed in body i, the second
@@ -144,3 +150,8 @@ class SpatialUniversal(AbstractHolonomic):
                                     -dot(Ei[:, 0], yj)[None]])
 
         return jax.vmap(one)(self, qs)
+
+    def wrenches(self, qs, t):
+        P = jax.vmap(point)(qs[:, 1], self.s_j)
+        E = jax.vmap(rotate)(qs[:, 0], self.E_i)
+        return unit_wrenches(P, [(E[:, :, k], None) for k in range(3)] + [(None, E[:, :, 2])])

@@ -1,0 +1,1 @@
+"""Reaction solvability (uniqueness) analysis: methods, reports, sweeps."""

@@ -1,0 +1,113 @@
+"""The solvability methods' common interface and the decisions they return.
+
+A method takes the equilibrated matrix `C` (`nc x nv`; rows are the unknown
+reaction components) and a set of boolean row masks (the studied elements or
+groups), and decides for each mask whether the resultant of those components
+is unique, and for each single component whether its value is unique
+(Wojtyra & Frączek): with `N` a basis of `null(C^T)`, the set `X` is unique
+iff `C_X^T N_X = 0`, a component iff its row of `N` is zero.
+"""
+
+import abc
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int
+
+from .._assembly import constraint_matrix
+from .._model import Model
+
+# Decimal digits between a value and its tolerance below which a decision is
+# reported as marginal (close to a singular configuration).
+MARGINAL_DECADES = 2.0
+_TINY = 1e-300
+
+
+class Decisions(eqx.Module):
+    """What a method decided for one configuration (arrays; vmappable).
+
+    - `rank`: numerical rank of `C`.
+    - `rank_values`: the method's rank-revealing values relative to the largest
+      (singular values, or `|R_ii|` of a pivoted QR), `(min(nc, nv),)`.
+    - `rank_margin`: decimal digits between the tolerance and the nearest
+      rank-revealing value on either side (the singular-value gap).
+    - `unique`, `criterion`, `margin`: per studied set; the criterion is
+      compared with the method's tolerance, the margin is the number of
+      decimal digits between them.
+    - `set_rank`: rank of `C_X` per set (`-1` where the method does not
+      compute it).
+    - `component_unique`, `component_criterion`, `component_margin`: per row.
+    """
+
+    rank: Int[Array, ""]
+    rank_values: Float[Array, " k"]
+    rank_margin: Float[Array, ""]
+    unique: Bool[Array, " s"]
+    criterion: Float[Array, " s"]
+    margin: Float[Array, " s"]
+    set_rank: Int[Array, " s"]
+    component_unique: Bool[Array, " nc"]
+    component_criterion: Float[Array, " nc"]
+    component_margin: Float[Array, " nc"]
+
+
+class AbstractSolvabilityMethod(eqx.Module):
+    """A way of deciding uniqueness (a member of the pluggable family).
+
+    Concrete methods set `name`, the relative rank tolerance `rtol` and the
+    criterion tolerance `ctol`, and implement `decide`. `matrix` says which
+    matrix is analysed: `C` (the constraint route) unless overridden.
+    """
+
+    rtol: eqx.AbstractVar[float]
+    ctol: eqx.AbstractVar[float]
+    name: ClassVar[str]
+
+    def matrix(self, model: Model, q: Array, t: Array) -> Float[Array, "nc nv"]:
+        """The matrix whose transpose maps the unknowns to generalized forces."""
+        return constraint_matrix(model, q, t)
+
+    @abc.abstractmethod
+    def decide(self, C: Float[Array, "nc nv"], sets: Bool[Array, "s nc"]) -> Decisions:
+        """Decisions for the equilibrated matrix `C` and the studied sets."""
+
+
+def decades(value: Array, tol: float) -> Array:
+    """Decimal digits between a non-negative value and a tolerance."""
+    return jnp.abs(jnp.log10(jnp.maximum(value, _TINY) / tol))
+
+
+def rank_from_values(values: Array, rtol: float, n_rows: int) -> tuple[Array, Array, Array]:
+    """Rank, relative values and rank margin from non-increasing rank-revealing values.
+
+    Values past the end (when `C` has more rows than columns) count as zero.
+    """
+    rel = values / jnp.maximum(values[0], _TINY)
+    k = rel.shape[0]
+    rank = jnp.sum(rel > rtol)
+    kept = jnp.where(rank > 0, rel[jnp.maximum(rank - 1, 0)], jnp.inf)
+    dropped = jnp.where(rank < k, rel[jnp.minimum(rank, k - 1)], 0.0)
+    margin = jnp.minimum(decades(kept, rtol) if k else jnp.inf, decades(dropped, rtol))
+    return rank, rel, jnp.where(rank > 0, margin, decades(dropped, rtol))
+
+
+def nullspace_decisions(method: AbstractSolvabilityMethod, C: Array, N: Array, sets: Array,
+                        rank: Array, rel: Array, rank_margin: Array,
+                        set_rank: Array | None = None) -> Decisions:
+    """Decisions from a basis `N` of `null(C^T)` (columns of norm 1 or 0).
+
+    Set `X`: criterion `||C_X^T N_X||_F`; component `k`: the norm of row `k` of `N`.
+    """
+    B = jnp.einsum("sc,cv,cp->svp", sets.astype(C.dtype), C, N)
+    crit = jnp.sqrt(jnp.sum(B**2, axis=(1, 2)))
+    comp = jnp.sqrt(jnp.sum(N**2, axis=1))
+    if set_rank is None:
+        set_rank = jnp.full(sets.shape[:1], -1)
+    return Decisions(rank, rel, rank_margin, crit <= method.ctol, crit, decades(crit, method.ctol),
+                     set_rank, comp <= method.ctol, comp, decades(comp, method.ctol))
+
+
+def columns_from(n: int, rank: Array) -> Array:
+    """Mask of the columns `rank, rank + 1, ..., n - 1` (the null-space part)."""
+    return jnp.arange(n) >= rank

@@ -1,0 +1,38 @@
+"""Kinetostatic (free-body-diagram) method of Pękal & Frączek: the null space of
+the equilibrium matrix `A`, built body by body from the reaction wrenches."""
+
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+
+from .._kinetostatics import kinetostatic_matrix
+from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
+
+
+class Kinetostatic(AbstractSolvabilityMethod):
+    """`A x = b` with `A` from the free-body diagrams (`jmbs.kinetostatic_matrix`);
+    `N` spans `null(A)` (SVD); studied element `S` is unique iff
+    `A_S N_S = 0` (and `rank(A_S)` is full, reported as `set_rank`).
+
+    **Arguments:**
+    - `rtol`: singular values below `rtol * sigma_max` count as zero.
+    - `ctol`: tolerance of the uniqueness criteria.
+    """
+
+    rtol: float = 1e-8
+    ctol: float = 1e-6
+    name: ClassVar[str] = "kinetostatic"
+
+    def matrix(self, model, q, t):
+        return kinetostatic_matrix(model, q, t).T
+
+    def decide(self, C, sets):
+        A = C.T  # the equilibrated A (balance equations x unknowns)
+        _, s, Vt = jnp.linalg.svd(A, full_matrices=True)
+        rank, rel, margin = rank_from_values(s, self.rtol, A.shape[1])
+        N = Vt.T * columns_from(A.shape[1], rank)[None, :]
+        thresh = self.rtol * jnp.maximum(s[0], 1e-300)
+        set_rank = jax.vmap(lambda m: jnp.sum(jnp.linalg.svd(A * m[None, :], compute_uv=False)
+                                              > thresh))(sets.astype(A.dtype))
+        return nullspace_decisions(self, C, N, sets, rank, rel, margin, set_rank)

@@ -1,0 +1,28 @@
+"""QR method of Wojtyra & Frączek: column-pivoted QR of `C`, `B_X = C_X^T Q_X^col`."""
+
+from typing import ClassVar
+
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+
+from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
+
+
+class QR(AbstractSolvabilityMethod):
+    """`C E = Q R` with column pivoting; the last `p` columns of `Q` (`Q^col`) span
+    `null(C^T)`; set `X` unique iff `B_X = C_X^T Q_X^col` vanishes.
+
+    **Arguments:**
+    - `rtol`: diagonal entries of `R` below `rtol * |R_11|` count as zero.
+    - `ctol`: tolerance of the uniqueness criteria.
+    """
+
+    rtol: float = 1e-8
+    ctol: float = 1e-6
+    name: ClassVar[str] = "qr"
+
+    def decide(self, C, sets):
+        Q, R, _ = jsl.qr(C, mode="full", pivoting=True)
+        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol, C.shape[0])
+        N = Q * columns_from(C.shape[0], rank)[None, :]
+        return nullspace_decisions(self, C, N, sets, rank, rel, margin)

@@ -1,0 +1,223 @@
+"""`jmbs.solvability`: the uniqueness report for one configuration."""
+
+import json
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool
+
+from .._model import Model
+from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
+from .equilibrate import equilibrate
+from .kinetostatic import Kinetostatic
+from .nullspace import NullSpace
+from .qr import QR
+from .rank import RankComparison
+from .svd import SVD
+
+METHODS: dict[str, type[AbstractSolvabilityMethod]] = {
+    m.name: m for m in (RankComparison, QR, SVD, NullSpace, Kinetostatic)}
+
+
+def resolve_method(method: "str | AbstractSolvabilityMethod") -> AbstractSolvabilityMethod:
+    """A method instance from a name (`"rank" | "qr" | "svd" | "nullspace" | "kinetostatic"`)."""
+    if isinstance(method, AbstractSolvabilityMethod):
+        return method
+    if method not in METHODS:
+        raise ValueError(f"unknown solvability method {method!r}; choose one of "
+                         f"{', '.join(METHODS)} or pass a method instance such as jmbs.QR(rtol=1e-6)")
+    return METHODS[method]()
+
+
+def element_sets(model: Model) -> np.ndarray:
+    """Row masks `(n_elements, nc)` of the elements."""
+    sets = np.zeros((len(model.element_specs), model.nc), bool)
+    for k, (a, b) in enumerate(model.element_rows):
+        sets[k, a:b] = True
+    return sets
+
+
+def group_set(model: Model, names) -> np.ndarray:
+    """Row mask `(nc,)` of a group of elements, with the input checked."""
+    if isinstance(names, str):
+        names = [names]
+    names = list(names)
+    if not names:
+        raise ValueError("is_unique_group needs at least one element name; got an empty group")
+    mask = np.zeros(model.nc, bool)
+    for name in names:
+        mask[model.rows(name)] = True  # raises for an unknown name, listing the known ones
+    return mask
+
+
+def check_configuration(model: Model, q, what: str = "q") -> np.ndarray:
+    """`q` as a float array of the model's size, finite; otherwise a clear error."""
+    q = np.asarray(q, dtype=float)
+    if q.shape[-1:] != (model.nq,):
+        raise ValueError(f"{what} has shape {q.shape}, but the model has nq = {model.nq} "
+                         f"coordinates; pass configurations of shape (..., {model.nq})")
+    bad = ~np.isfinite(q)
+    if bad.any():
+        idx = np.argwhere(bad)[0]
+        raise ValueError(f"{what} contains NaN or inf (first at index {tuple(int(i) for i in idx)}); "
+                         "pass finite configurations, e.g. from jmbs.assemble")
+    return q
+
+
+@eqx.filter_jit
+def analyse(model: Model, method: AbstractSolvabilityMethod, q: Array, t: Array,
+            sets: Bool[Array, "s nc"]) -> Decisions:
+    """Traced core: the method's matrix at `(q, t)`, equilibrated, decided."""
+    return method.decide(equilibrate(model, method.matrix(model, q, t)), sets)
+
+
+def solvability(model: Model, q=None, t: float = 0.0, *,
+                method: "str | AbstractSolvabilityMethod" = "nullspace") -> "SolvabilityReport":
+    """Which reactions and driving forces are uniquely determined at one configuration.
+
+    **Arguments:**
+    - `model`: the model.
+    - `q`: configuration `(nq,)`; default the reference configuration `model.q0`.
+      It should satisfy the constraints (see `jmbs.assemble`): the decisions are
+      about the mechanism at `q`.
+    - `t`: time (drivers).
+    - `method`: `"nullspace"` (default), `"qr"`, `"svd"`, `"rank"`,
+      `"kinetostatic"`, or a method instance (e.g. `jmbs.QR(rtol=1e-6)`).
+      All agree away from singular configurations.
+
+    **Returns:** a `SolvabilityReport` (prints as a table).
+
+    **Raises:** `ValueError` for an unknown method, or a `q` of the wrong size
+    or with NaN.
+    """
+    m = resolve_method(method)
+    q_given = q is not None
+    q = check_configuration(model, model.q0 if q is None else q)
+    sets = element_sets(model)
+    dec = jax.device_get(analyse(model, m, jnp.asarray(q), jnp.asarray(t, dtype=float), sets))
+    ref_rank = None
+    if q_given:
+        ref = analyse(model, m, model.q0, jnp.asarray(0.0), sets)
+        ref_rank = int(ref.rank)
+    return SolvabilityReport(model, m, q, float(t), dec, ref_rank)
+
+
+def _verdict(unique: bool) -> str:
+    return "U" if unique else "N"
+
+
+class SolvabilityReport:
+    """The uniqueness decisions at one configuration (host-side).
+
+    Attributes: `method`, `rank`, `redundancy` (`p`), `dof`, `n_constraints`,
+    `rank_margin` (decimal digits of the singular-value gap around the rank
+    tolerance), `reference_rank` (rank at `model.q0`, when `q` was given),
+    `singular` (the rank is below the reference rank: a singular
+    configuration, where the decisions follow the lower rank),
+    `near_singular` (the rank decision is within `MARGINAL_DECADES` of its
+    tolerance), and per element and component the decisions, criteria and
+    margins (`decisions`).
+    """
+
+    def __init__(self, model: Model, method: AbstractSolvabilityMethod, q: np.ndarray, t: float,
+                 decisions: Decisions, reference_rank: int | None):
+        self.model, self._method, self.q, self.t = model, method, q, t
+        self.decisions = decisions
+        self.method = method.name
+        self.rank = int(decisions.rank)
+        self.n_constraints = model.nc
+        self.redundancy = model.nc - self.rank
+        self.dof = model.nv - self.rank
+        self.rank_margin = float(decisions.rank_margin)
+        self.reference_rank = reference_rank
+        self.singular = reference_rank is not None and self.rank < reference_rank
+        self.near_singular = self.rank_margin < MARGINAL_DECADES
+
+    # ----- queries -----
+    def is_unique(self, name: str) -> bool:
+        """Whether the reaction (wrench) of element `name` is unique."""
+        return bool(self.decisions.unique[self.model._element_index(name)])
+
+    def unique_components(self, name: str) -> np.ndarray:
+        """Whether each reaction component of element `name` is unique, `(m,)` bool."""
+        return np.asarray(self.decisions.component_unique[self.model.rows(name)])
+
+    def margin(self, name: str) -> float:
+        """Decimal digits between element `name`'s criterion and its tolerance."""
+        return float(self.decisions.margin[self.model._element_index(name)])
+
+    def is_unique_group(self, names) -> bool:
+        """Whether the resultant reaction of a group of elements is unique (e.g. all
+        the joints connecting a platform to the ground)."""
+        mask = group_set(self.model, names)
+        dec = analyse(self.model, self._method, jnp.asarray(self.q), jnp.asarray(self.t), mask[None])
+        return bool(dec.unique[0])
+
+    # ----- export -----
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python data (JSON-serialisable)."""
+        d = self.decisions
+        elements = []
+        for k, spec in enumerate(self.model.element_specs):
+            info = self.model.element(spec.name)
+            rows = self.model.rows(spec.name)
+            elements.append({
+                "name": spec.name, "type": spec.kind, "bodies": list(info.bodies),
+                "unique": bool(d.unique[k]), "criterion": float(d.criterion[k]),
+                "margin": float(d.margin[k]),
+                **({"rank": int(d.set_rank[k])} if int(d.set_rank[k]) >= 0 else {}),
+                "components": {c: {"unique": bool(u), "criterion": float(v)} for c, u, v in
+                               zip(spec.components, d.component_unique[rows],
+                                   d.component_criterion[rows])},
+            })
+        return {"method": self.method, "rtol": self._method.rtol, "ctol": self._method.ctol,
+                "t": self.t, "rank": self.rank, "redundancy": self.redundancy, "dof": self.dof,
+                "n_constraints": self.n_constraints, "n_velocities": self.model.nv,
+                "rank_margin": self.rank_margin, "reference_rank": self.reference_rank,
+                "singular": self.singular, "near_singular": self.near_singular,
+                "elements": elements}
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __str__(self) -> str:
+        d = self.decisions
+        show_rank = bool((np.asarray(d.set_rank) >= 0).any())
+        head = ["element", "type", "bodies", "components", "reaction", "criterion", "margin"]
+        head += ["rank"] if show_rank else []
+        rows = []
+        for k, spec in enumerate(self.model.element_specs):
+            info = self.model.element(spec.name)
+            comps = " ".join(f"{c}:{_verdict(u)}" for c, u in
+                             zip(spec.components, d.component_unique[self.model.rows(spec.name)]))
+            marginal = "?" if d.margin[k] < MARGINAL_DECADES else ""
+            row = [spec.name, spec.kind, "-".join(info.bodies), comps,
+                   _verdict(bool(d.unique[k])) + marginal, f"{d.criterion[k]:.1e}",
+                   f"{min(float(d.margin[k]), 99):.1f}"]
+            rows.append(row + ([f"{int(d.set_rank[k])}/{info.rows[1] - info.rows[0]}"]
+                               if show_rank else []))
+        widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+        fmt = "  ".join(f"{{:{w}}}" for w in widths)
+        lines = [f"solvability ({self.method}): nc = {self.n_constraints}, nv = {self.model.nv}, "
+                 f"rank = {self.rank}, redundancy p = {self.redundancy}, dof = {self.dof}, "
+                 f"rank margin = {min(self.rank_margin, 99):.1f} digits",
+                 fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+        lines += [fmt.format(*r) for r in rows]
+        lines.append("U: unique, N: not unique (depends on how the redundancy is resolved); "
+                     "criterion vs tolerance "
+                     f"{self._method.ctol:g}, margin in decimal digits; ? marks a margin below "
+                     f"{MARGINAL_DECADES:g}.")
+        if self.singular:
+            lines.append(f"WARNING: rank {self.rank} is below the rank {self.reference_rank} at the "
+                         "reference configuration: this is a singular configuration, and the "
+                         "decisions follow its lower rank.")
+        elif self.near_singular:
+            lines.append("WARNING: the rank decision is marginal (singular-value gap "
+                         f"{self.rank_margin:.1f} digits from the tolerance): q is close to a "
+                         "singular configuration.")
+        return "\n".join(lines)
+
+    __repr__ = __str__
