@@ -24,6 +24,7 @@ from ._kinematics import assemble as assemble  # noqa: E402
 from ._kinematics import consistent_velocity as consistent_velocity  # noqa: E402
 from ._kinematics import kinematics as kinematics  # noqa: E402
 from ._kinematics import retract as retract  # noqa: E402
+from ._kinematics import sample_configurations as sample_configurations  # noqa: E402
 from ._kinetostatics import kinetostatic_matrix as kinetostatic_matrix  # noqa: E402
 from ._model import Body as Body  # noqa: E402
 from ._model import ElementInfo as ElementInfo  # noqa: E402
@@ -39,5 +40,10 @@ from ._solvability.rank import RankComparison as RankComparison  # noqa: E402
 from ._solvability.report import SolvabilityReport as SolvabilityReport  # noqa: E402
 from ._solvability.report import solvability as solvability  # noqa: E402
 from ._solvability.svd import SVD as SVD  # noqa: E402
+from ._solvability.sweep import PathEvent as PathEvent  # noqa: E402
+from ._solvability.sweep import SolvabilityPath as SolvabilityPath  # noqa: E402
+from ._solvability.sweep import SolvabilitySweep as SolvabilitySweep  # noqa: E402
+from ._solvability.sweep import solvability_path as solvability_path  # noqa: E402
+from ._solvability.sweep import solvability_sweep as solvability_sweep  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -261,3 +261,39 @@ def _kinematics(model, ts, q, tol, max_steps):
     init = (q, jnp.zeros(model.nv), ts[0])
     _, (qs, vs, accs, r, ok) = jax.lax.scan(step, init, ts)
     return KinematicsSolution(ts, qs, vs, accs, r), ok
+
+
+def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: float = 0.3,
+                          t=0.0, fixed: Sequence = (), tol: float = 1e-12,
+                          max_steps: int = 50) -> tuple[Array, Array]:
+    """Random configurations on the constraint manifold near the reference.
+
+    Each sample perturbs `model.q0` by a normal random velocity-coordinate
+    step (`scale` times the body's characteristic length in translation,
+    `scale` radians in rotation), then `assemble`s it (vmapped). For driven
+    mechanisms pass random times `t` (shape `(n,)`) to move the drivers.
+
+    **Arguments:**
+    - `n`: number of samples; `key`: a `jax.random` key or an integer seed.
+    - `scale`: size of the perturbation.
+    - `t`: time, scalar or `(n,)`.
+    - `fixed`, `tol`, `max_steps`: as in `assemble`.
+
+    **Returns:** `(qs (n, nq), converged (n,))`; use `qs[converged]`.
+    """
+    key = jax.random.key(key) if isinstance(key, int) else key
+    free = tuple(bool(f) for f in free_mask(model, fixed))
+    ts = jnp.broadcast_to(jnp.asarray(t, dtype=float), (n,))
+    return _sample(model, key, n, scale, ts, free, tol, max_steps)
+
+
+@eqx.filter_jit
+def _sample(model, key, n, scale, ts, free, tol, max_steps):
+    nvb = NV[model.dim]
+    L = model.characteristic_lengths()
+    unit = jnp.concatenate([jnp.broadcast_to(L[:, None], (model.n_bodies, model.dim)),
+                            jnp.ones((model.n_bodies, nvb - model.dim))], axis=1).ravel()
+    dvs = scale * unit * jax.random.normal(key, (n, model.nv))
+    guesses = jax.vmap(lambda dv: retract(model, model.q0, dv * jnp.asarray(free)))(dvs)
+    res = jax.vmap(lambda q, t: _assemble(model, q, t, free, tol, max_steps))(guesses, ts)
+    return res.q, res.converged

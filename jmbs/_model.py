@@ -181,6 +181,35 @@ class Model(eqx.Module):
         return jax.jvp(lambda x: point(x, s), (qb,), (qd,))[1]
 
     # ----- design parameters -----
+    def characteristic_lengths(self) -> Float[Array, " nb"]:
+        """Per body: the RMS distance from its centre of mass to the points of the
+        elements attached to it (reference configuration).
+
+        A body without such points (or with all of them at its centre) gets the
+        RMS of the other bodies' lengths, then the RMS spread of the bodies'
+        positions, then 1.
+        """
+        p = self.params()
+        nb = self.n_bodies
+        r0 = jnp.stack([jnp.asarray(p[f"{b}.position"], dtype=float) for b in self.body_names])
+        sums, counts = jnp.zeros(nb), jnp.zeros(nb)
+        for spec in self.element_specs:
+            for key, which in (("point", (0, 1)), ("point_i", (0,)), ("point_j", (1,))):
+                if key not in spec.params:
+                    continue
+                P = jnp.asarray(p[f"{spec.name}.{key}"], dtype=float)
+                for w in which:
+                    b = spec.bodies[w]
+                    if b < nb:
+                        sums = sums.at[b].add(jnp.sum((P - r0[b]) ** 2))
+                        counts = counts.at[b].add(1.0)
+        L = jnp.sqrt(sums / jnp.maximum(counts, 1.0))
+        has = L > 0
+        model_length = jnp.sqrt(jnp.sum(jnp.where(has, L**2, 0.0)) / jnp.maximum(jnp.sum(has), 1))
+        spread = jnp.sqrt(jnp.mean(jnp.sum((r0 - r0.mean(axis=0)) ** 2, axis=1)))
+        fallback = jnp.where(model_length > 0, model_length, jnp.where(spread > 0, spread, 1.0))
+        return jnp.where(has, L, fallback)
+
     def params(self) -> dict[str, Array]:
         """Every value given to the builder, keyed `"<name>.<argument>"` (and `"gravity"`)."""
         out, k = {}, 0
