@@ -293,7 +293,7 @@ def _sample(model, key, n, scale, ts, free, tol, max_steps):
     L = model.characteristic_lengths()
     unit = jnp.concatenate([jnp.broadcast_to(L[:, None], (model.n_bodies, model.dim)),
                             jnp.ones((model.n_bodies, nvb - model.dim))], axis=1).ravel()
-    dvs = scale * unit * jax.random.normal(key, (n, model.nv))
+    dvs = scale * unit[None, :] * jax.random.normal(key, (n, model.nv))
     guesses = jax.vmap(lambda dv: retract(model, model.q0, dv * jnp.asarray(free)))(dvs)
     res = jax.vmap(lambda q, t: _assemble(model, q, t, free, tol, max_steps))(guesses, ts)
     return res.q, res.converged

@@ -206,7 +206,7 @@ class Model(eqx.Module):
         L = jnp.sqrt(sums / jnp.maximum(counts, 1.0))
         has = L > 0
         model_length = jnp.sqrt(jnp.sum(jnp.where(has, L**2, 0.0)) / jnp.maximum(jnp.sum(has), 1))
-        spread = jnp.sqrt(jnp.mean(jnp.sum((r0 - r0.mean(axis=0)) ** 2, axis=1)))
+        spread = jnp.sqrt(jnp.mean(jnp.sum((r0 - r0.mean(axis=0, keepdims=True)) ** 2, axis=1)))
         fallback = jnp.where(model_length > 0, model_length, jnp.where(spread > 0, spread, 1.0))
         return jnp.where(has, L, fallback)
 

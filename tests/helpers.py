@@ -44,50 +44,65 @@ def two_bodies(dim: int, kind: str, ground: bool = False) -> jmbs.Model:
     """Two bodies (or the ground and a body) joined by one element of `kind`."""
     g = (0.0, -9.81) if dim == 2 else (0.0, 0.0, -9.81)
     b = jmbs.ModelBuilder(dim=dim, gravity=g)
+    add_pair(b, dim, kind, ground)
+    return b.build(check=False)
+
+
+def add_pair(b: jmbs.ModelBuilder, dim: int, kind: str, ground: bool = False, prefix: str = "",
+             offset=0.0) -> None:
+    """Add two bodies (or one, on the ground) joined by one element `prefix + "J"` of
+    `kind` (and a driver `prefix + "D"`), everything shifted by `offset` along x."""
+    shift = np.zeros(dim)
+    shift[0] = offset
+
+    def at(p):
+        return tuple(np.add(p, shift))
+
     if dim == 2:
-        b1 = b.ground if ground else b.add_body("b1", mass=1.2, inertia=0.1,
-                                                position=(0.1, 0.2), angle=0.3)
-        b2 = b.add_body("b2", mass=0.8, inertia=0.05, position=(1.1, 0.4), angle=-0.4)
-        P, axis, axes = (0.6, 0.3), (1.0, 0.5), None
+        b1 = b.ground if ground else b.add_body(prefix + "b1", mass=1.2, inertia=0.1,
+                                                position=at((0.1, 0.2)), angle=0.3)
+        b2 = b.add_body(prefix + "b2", mass=0.8, inertia=0.05, position=at((1.1, 0.4)), angle=-0.4)
+        P, axis, axes = at((0.6, 0.3)), (1.0, 0.5), None
     else:
         b1 = b.ground if ground else b.add_body(
-            "b1", mass=1.2, inertia=(0.1, 0.2, 0.3), position=(0.1, 0.2, 0.3),
+            prefix + "b1", mass=1.2, inertia=(0.1, 0.2, 0.3), position=at((0.1, 0.2, 0.3)),
             rotation=frame_x_along((1.0, 0.3, -0.2)))
-        b2 = b.add_body("b2", mass=0.8, inertia=np.array([[0.2, 0.01, 0], [0.01, 0.1, 0],
-                                                          [0, 0, 0.15]]),
-                        position=(1.1, 0.4, -0.2), quaternion=(0.9, 0.1, -0.3, 0.2))
-        P, axis = (0.6, 0.3, 0.05), (0.2, 1.0, 0.4)
+        b2 = b.add_body(prefix + "b2", mass=0.8, inertia=np.array([[0.2, 0.01, 0], [0.01, 0.1, 0],
+                                                                   [0, 0, 0.15]]),
+                        position=at((1.1, 0.4, -0.2)), quaternion=(0.9, 0.1, -0.3, 0.2))
+        P, axis = at((0.6, 0.3, 0.05)), (0.2, 1.0, 0.4)
         axes = (axis, np.cross(axis, (1.0, 0.0, 0.0)))
+    name = prefix + "J"
     base, _, extra = kind.partition("+")
     if base == "revolute":
-        b.add_revolute("J", b1, b2, point=P, axis=None if dim == 2 else axis)
+        b.add_revolute(name, b1, b2, point=P, axis=None if dim == 2 else axis)
     elif base == "prismatic":
-        b.add_prismatic("J", b1, b2, point=P, axis=axis)
+        b.add_prismatic(name, b1, b2, point=P, axis=axis)
     elif base == "weld":
-        b.add_weld("J", b1, b2, point=P)
+        b.add_weld(name, b1, b2, point=P)
     elif base == "distance":
-        b.add_distance("J", b1, b2, point_i=P, point_j=np.add(P, 0.5))
+        b.add_distance(name, b1, b2, point_i=P, point_j=np.add(P, 0.5))
     elif base in ("spherical", "cylindrical", "universal"):
         if base == "universal":
-            b.add_universal("J", b1, b2, point=P, axes=axes)
+            b.add_universal(name, b1, b2, point=P, axes=axes)
         else:
-            getattr(b, f"add_{base}")("J", b1, b2, point=P, **({"axis": axis} if base ==
-                                                               "cylindrical" else {}))
+            getattr(b, f"add_{base}")(name, b1, b2, point=P, **({"axis": axis} if base ==
+                                                                "cylindrical" else {}))
     elif base == "knife_edge":
-        b.add_knife_edge("J", b2, point=(1.3, 0.5), direction=(0.6, 0.8))
+        b.add_knife_edge(name, b2, point=at((1.3, 0.5)), direction=(0.6, 0.8))
     elif base == "holonomic":
         if dim == 2:
-            b.add_constraint("J", [b1, b2], holonomic=_planar_custom, params={"offset": 1.0})
+            b.add_constraint(name, [b1, b2], holonomic=_planar_custom, params={"offset": 1.0})
         else:
-            b.add_constraint("J", [b1, b2], holonomic=_spatial_custom)
+            b.add_constraint(name, [b1, b2], holonomic=_spatial_custom)
     elif base == "pfaffian":
-        b.add_constraint("J", [b1, b2], pfaffian=_pfaffian, components=["F"])
+        b.add_constraint(name, [b1, b2], pfaffian=_pfaffian, components=["F"])
     else:
         raise KeyError(kind)
     if extra:
         coord = {"driver": None, "slide": "slide", "angle": "angle"}[extra]
-        b.add_driver("D", joint="J", motion=lambda t: 0.3 * jnp.sin(2 * t), coordinate=coord)
-    return b.build(check=False)
+        b.add_driver(prefix + "D", joint=name, motion=lambda t: 0.3 * jnp.sin(2 * t),
+                     coordinate=coord)
 
 
 def random_state(model: jmbs.Model, seed: int, spread: float = 0.3):

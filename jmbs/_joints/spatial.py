@@ -62,10 +62,13 @@ def separation(q: Array, s_i: Array, s_j: Array) -> Array:
 def rotation_lock(Ei: Array, Ej: Array) -> Array:
     """Rows that vanish when the global frames `Ei`, `Ej` coincide.
 
-    Ordered so that their derivative with respect to body j's angular velocity
-    is `+x`, `+y`, `+z` of the frame: `(y_j·z_i, z_j·x_i, x_j·y_i)`.
+    `(-z_j·y_i, z_j·x_i, x_j·y_i)`: the first two keep the axes `z` aligned
+    whatever the rotation about them (revolute and cylindrical joints keep
+    only these), and their derivatives with respect to body j's angular
+    velocity are `+x`, `+y` of body i's frame on the constraint manifold; the
+    third, `+z`, locks the rotation about `z`.
     """
-    return jnp.stack([dot(Ej[:, 1], Ei[:, 2]), dot(Ej[:, 2], Ei[:, 0]), dot(Ej[:, 0], Ei[:, 1])])
+    return jnp.stack([-dot(Ej[:, 2], Ei[:, 1]), dot(Ej[:, 2], Ei[:, 0]), dot(Ej[:, 0], Ei[:, 1])])
 
 
 class SpatialFrameJoint(AbstractHolonomic):
@@ -154,4 +157,6 @@ class SpatialUniversal(AbstractHolonomic):
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         E = jax.vmap(rotate)(qs[:, 0], self.E_i)
-        return unit_wrenches(P, [(E[:, :, k], None) for k in range(3)] + [(None, E[:, :, 2])])
+        # The moment acts about the normal of the cross: axis 1 × the current axis 2.
+        normal = jnp.cross(E[:, :, 0], jax.vmap(rotate)(qs[:, 1], self.y_j))
+        return unit_wrenches(P, [(E[:, :, k], None) for k in range(3)] + [(None, normal)])

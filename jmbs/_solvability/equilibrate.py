@@ -1,9 +1,10 @@
 """Unit-independent scaling of the constraint matrix before any rank decision.
 
 Lengths and angles mix in `C`: a rotational column has the units of its row
-times a length. Multiplying each body's rotational columns by the body's
-characteristic length makes every column a velocity, so a change of the
-length unit scales `C` by row factors only; an exact normalisation of the rows
+times a length, relative to a translational one. Dividing each body's
+rotational columns by the body's characteristic length `L` (that is, measuring
+its angular velocity as the velocity `L omega`) gives every column the same
+units, so a change of the length unit scales `C` by row factors only; an exact normalisation of the rows
 then removes them. What follows (Ruiz's alternating square-root scaling of
 rows and columns) starts from a unit-free matrix and therefore stays unit-free.
 Masses never enter `C`. Scaling rows and columns by nonsingular diagonal
@@ -19,6 +20,10 @@ from .._bodies import NV
 from .._model import Model
 
 RUIZ_ITERATIONS = 4
+# Entries below this, relative to their row's largest, are rounding noise (e.g.
+# the spin column of a rod whose joints lie on its axis): they are set to zero
+# so that the column scaling cannot blow them up into spurious directions.
+NOISE = 1e-12
 
 
 def _safe(x: Array) -> Array:
@@ -27,12 +32,17 @@ def _safe(x: Array) -> Array:
 
 def equilibrate(model: Model, C: Float[Array, "nc nv"]) -> Float[Array, "nc nv"]:
     """`D_r C D_c`, unit-free and balanced (see the module docstring)."""
-    dim, nvb = model.dim, NV[model.dim]
-    L = model.characteristic_lengths()
-    col = jnp.concatenate([jnp.ones((model.n_bodies, dim)),
-                           jnp.broadcast_to(L[:, None], (model.n_bodies, nvb - dim))], axis=1)
+    return scale(C, model.characteristic_lengths(), model.dim)
+
+
+def scale(C: Float[Array, "nc nv"], L: Float[Array, " nb"], dim: int) -> Float[Array, "nc nv"]:
+    """`equilibrate` given the bodies' characteristic lengths `L`."""
+    nb, nrot = L.shape[0], NV[dim] - dim
+    col = jnp.concatenate([jnp.ones((nb, dim)), jnp.broadcast_to(1.0 / L[:, None], (nb, nrot))],
+                          axis=1)
     X = C * col.ravel()[None, :]
     X = X / _safe(jnp.max(jnp.abs(X), axis=1))[:, None]
+    X = jnp.where(jnp.abs(X) < NOISE, 0.0, X)
     for _ in range(RUIZ_ITERATIONS):
         X = X / jnp.sqrt(_safe(jnp.max(jnp.abs(X), axis=0)))[None, :]
         X = X / jnp.sqrt(_safe(jnp.max(jnp.abs(X), axis=1)))[:, None]

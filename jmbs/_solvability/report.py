@@ -11,7 +11,7 @@ from jaxtyping import Array, Bool
 
 from .._model import Model
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
-from .equilibrate import equilibrate
+from .equilibrate import equilibrate, scale
 from .kinetostatic import Kinetostatic
 from .nullspace import NullSpace
 from .qr import QR
@@ -67,11 +67,29 @@ def check_configuration(model: Model, q, what: str = "q") -> np.ndarray:
     return q
 
 
-@eqx.filter_jit
 def analyse(model: Model, method: AbstractSolvabilityMethod, q: Array, t: Array,
             sets: Bool[Array, "s nc"]) -> Decisions:
-    """Traced core: the method's matrix at `(q, t)`, equilibrated, decided."""
+    """The whole analysis as one pure function of arrays (jit, vmap as you like):
+    the method's matrix at `(q, t)`, equilibrated, decided."""
     return method.decide(equilibrate(model, method.matrix(model, q, t)), sets)
+
+
+characteristic_lengths = eqx.filter_jit(lambda model: model.characteristic_lengths())
+
+
+@eqx.filter_jit
+def decide(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int, sets: Array) -> Decisions:
+    """Jitted decisions for a matrix computed separately, given the bodies'
+    characteristic lengths. The matrix is compiled once per model, the
+    decisions once per method and size, so trying several methods is cheap."""
+    return method.decide(scale(C, L, dim), sets)
+
+
+def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
+                 sets: np.ndarray) -> Decisions:
+    """Host-side: the decisions at one configuration, as NumPy arrays."""
+    C = method.matrix(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float))
+    return jax.device_get(decide(method, C, characteristic_lengths(model), model.dim, sets))
 
 
 def solvability(model: Model, q=None, t: float = 0.0, *,
@@ -97,11 +115,8 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
     q_given = q is not None
     q = check_configuration(model, model.q0 if q is None else q)
     sets = element_sets(model)
-    dec = jax.device_get(analyse(model, m, jnp.asarray(q), jnp.asarray(t, dtype=float), sets))
-    ref_rank = None
-    if q_given:
-        ref = analyse(model, m, model.q0, jnp.asarray(0.0), sets)
-        ref_rank = int(ref.rank)
+    dec = decisions_at(model, m, q, t, sets)
+    ref_rank = int(decisions_at(model, m, model.q0, 0.0, sets).rank) if q_given else None
     return SolvabilityReport(model, m, q, float(t), dec, ref_rank)
 
 
@@ -153,8 +168,7 @@ class SolvabilityReport:
         """Whether the resultant reaction of a group of elements is unique (e.g. all
         the joints connecting a platform to the ground)."""
         mask = group_set(self.model, names)
-        dec = analyse(self.model, self._method, jnp.asarray(self.q), jnp.asarray(self.t), mask[None])
-        return bool(dec.unique[0])
+        return bool(decisions_at(self.model, self._method, self.q, self.t, mask[None]).unique[0])
 
     # ----- export -----
     def to_dict(self) -> dict[str, Any]:

@@ -12,18 +12,20 @@ from tqdm.auto import tqdm
 
 from .._model import Model
 from .base import AbstractSolvabilityMethod, Decisions
-from .equilibrate import equilibrate
-from .report import analyse, check_configuration, element_sets, resolve_method
+from .equilibrate import scale
+from .report import characteristic_lengths, check_configuration, decisions_at, element_sets, resolve_method
 
 DEFAULT_BATCH = 2048
 
 
 @eqx.filter_jit
-def _analyse_batch(model: Model, method: AbstractSolvabilityMethod, qs, ts, sets) -> Decisions:
-    def one(q, t):
-        return method.decide(equilibrate(model, method.matrix(model, q, t)), sets)
+def _matrices(model: Model, method: AbstractSolvabilityMethod, qs, ts):
+    return jax.vmap(lambda q, t: method.matrix(model, q, t))(qs, ts)
 
-    return jax.vmap(one)(qs, ts)
+
+@eqx.filter_jit
+def _decide_batch(method: AbstractSolvabilityMethod, Cs, L, dim: int, sets) -> Decisions:
+    return jax.vmap(lambda C: method.decide(scale(C, L, dim), sets))(Cs)
 
 
 class SolvabilitySweep:
@@ -92,6 +94,7 @@ def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_si
         raise ValueError("ts contains NaN or inf; pass finite times")
     bs = min(batch_size or DEFAULT_BATCH, max(n, 1))
     sets = element_sets(model)
+    L = characteristic_lengths(model)
     chunks = []
     n_chunks = math.ceil(n / bs)
     show = n_chunks > 1 if progress is None else progress
@@ -101,7 +104,8 @@ def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_si
         if pad:
             q = np.concatenate([q, np.repeat(q[-1:], pad, axis=0)])
             t = np.concatenate([t, np.repeat(t[-1:], pad)])
-        dec = jax.device_get(_analyse_batch(model, m, jnp.asarray(q), jnp.asarray(t), sets))
+        Cs = _matrices(model, m, jnp.asarray(q), jnp.asarray(t))
+        dec = jax.device_get(_decide_batch(m, Cs, L, model.dim, sets))
         chunks.append(jax.tree.map(lambda x: x[: bs - pad], dec))
     dec = jax.tree.map(lambda *x: np.concatenate(x), *chunks)
     return SolvabilitySweep(model, m.name, dec)
@@ -175,8 +179,7 @@ def solvability_path(model: Model, path: Callable, s, *, method="nullspace", tol
                               method=m, progress=False)
 
     def decide(x: float) -> Decisions:
-        q, t = evaluate(x)
-        return jax.device_get(analyse(model, m, jnp.asarray(q), jnp.asarray(t), sets))
+        return decisions_at(model, m, *evaluate(x), sets)
 
     def sig(d: Decisions) -> np.ndarray:
         return np.concatenate([np.atleast_1d(d.rank), d.unique, d.component_unique])
