@@ -30,6 +30,8 @@ lint: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_assembly.py
+	$(BIN)/python -c "import scipy" 2>/dev/null || $(BIN)/pip install --quiet "scipy>=1.11"
+	$(BIN)/python benchmarks/bench_solvability.py
 
 clean:
 	rm -rf $(VENV)

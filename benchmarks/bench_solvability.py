@@ -221,6 +221,13 @@ def check_equilibrate(model, ref: ScipyQR, Cs: np.ndarray) -> None:
 # --------------------------------------------------------------------------------------
 
 
+_START = time.perf_counter()
+
+
+def progress(msg: str) -> None:
+    print(f"  [{time.perf_counter() - _START:5.0f} s] {msg}", flush=True)
+
+
 def timed(fn) -> float:
     t0 = time.perf_counter()
     jax.block_until_ready(fn())
@@ -299,7 +306,7 @@ def bench_robot(args) -> dict:
         t_first, t_warm = first_call(sweep_fn(model, qs[:2048], method, None))
         out["compile"][method] = {"first_s": t_first, "warm_s": t_warm,
                                   "compile_s": t_first - t_warm}
-        print(f"  robot: {method} first call {t_first:.2f} s (warm {t_warm:.2f} s)", flush=True)
+        progress(f"robot: {method} first call {t_first:.2f} s (warm {t_warm:.2f} s)")
     sw = jmbs.solvability_sweep(model, qs[:nl], method="qr", progress=False)
     loop_out = ref.loop(Cs_loop)
     check_same(loop_out, sw.rank, sw.unique, sw.component_unique, "mobile robot")
@@ -313,7 +320,7 @@ def bench_robot(args) -> dict:
     t0 = cpu_ticks()
     out["main"] = rounds(fns, counts, args.rounds)
     out["main_others_busy"] = others_busy(t0, cpu_ticks())
-    print("  robot: main comparison done", flush=True)
+    progress("robot: main comparison done")
 
     # SciPy split: equilibrate, QR + null space, criteria (separate loops).
     Xs = [ref.equilibrate(C) for C in Cs_loop]
@@ -345,7 +352,7 @@ def bench_robot(args) -> dict:
         res["first_call_s"] = compile_s
         res["sweep_configs"] = len(qb)
         out["breakdown"][bs] = res
-        print(f"  robot: breakdown at batch {bs} done", flush=True)
+        progress(f"robot: breakdown at batch {bs} done")
     return out
 
 
@@ -374,8 +381,7 @@ def bench_four_bar(args) -> dict:
     single_first, _ = first_call(lambda: jmbs.solvability(model, qs[0], method="qr").rank)
     sweep_first, _ = first_call(sweep_fn(model, qs[:args.fb_batch], "qr", args.fb_batch))
     out["first_call_s"] = {"single": single_first, "sweep": sweep_first}
-    print(f"  four-bar: first calls {single_first:.1f} s (single), {sweep_first:.1f} s (sweep)",
-          flush=True)
+    progress(f"four-bar: first calls {single_first:.1f} s (single), {sweep_first:.1f} s (sweep)")
 
     reports = [jmbs.solvability(model, q, method="qr") for q in qs]
     sw = jmbs.solvability_sweep(model, qs, method="qr", batch_size=args.fb_batch, progress=False)
@@ -393,7 +399,7 @@ def bench_four_bar(args) -> dict:
     # Parts of one configuration: jmbs (jitted, not vmapped) and SciPy.
     # Parts of one configuration (each called `reps` times a round): jmbs (jitted, not
     # vmapped) and SciPy.
-    reps = 3
+    reps = args.fb_reps
     C0 = jnp.asarray(Cs[0])
     N0j = null_bases(model, C0)
     q0 = jnp.asarray(qs[0])
@@ -411,7 +417,7 @@ def bench_four_bar(args) -> dict:
     t0 = cpu_ticks()
     out["times"] = rounds(fns, counts, args.rounds)
     out["others_busy"] = others_busy(t0, cpu_ticks())
-    print("  four-bar done", flush=True)
+    progress("four-bar done")
     return out
 
 
@@ -468,24 +474,28 @@ def print_four_bar(r: dict) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer configurations and rounds")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer configurations, one batch size, 2 four-bar configurations "
+                        "(about a minute on an idle machine, mostly compiling)")
     p.add_argument("--pin", action="store_true", help="pin the process to CPU 0")
     p.add_argument("--configs", type=int, default=None,
-                   help="mobile-robot batch (default 100000; quick 4096)")
+                   help="mobile-robot batch (default 100000; quick 2048)")
     p.add_argument("--loop-configs", type=int, default=None,
                    help="configurations of the SciPy loop (default 2000; quick 400)")
     p.add_argument("--breakdown-configs", type=int, default=None,
-                   help="configurations of the breakdown's sweeps (default 16384; quick 4096)")
+                   help="configurations of the breakdown's sweeps (default 16384; quick 2048)")
     p.add_argument("--batches", type=int, nargs="+", default=None,
                    help="breakdown batch sizes (default 512 2048 8192; quick 2048)")
     p.add_argument("--rounds", type=int, default=None, help="rounds (default 3; quick 3)")
     p.add_argument("--four-bar-n", type=int, default=40, help="N of the N-four-bar (default 40)")
     p.add_argument("--fb-configs", type=int, default=None,
-                   help="four-bar configurations (default 16; quick 4)")
+                   help="four-bar configurations (default 16; quick 2)")
     p.add_argument("--fb-batch", type=int, default=None,
-                   help="four-bar sweep batch size (default 16; quick 4)")
-    p.add_argument("--fb-singles", type=int, default=4,
-                   help="single solvability calls per round (default 4)")
+                   help="four-bar sweep batch size (default 16; quick 2)")
+    p.add_argument("--fb-singles", type=int, default=None,
+                   help="single solvability calls per round (default 4; quick 1)")
+    p.add_argument("--fb-reps", type=int, default=None,
+                   help="calls per round of each four-bar part (default 3; quick 1)")
     p.add_argument("--skip", choices=("robot", "four-bar"), nargs="*", default=[],
                    help="sections to leave out")
     p.add_argument("--blas-threads", default=None, metavar="N",
@@ -496,13 +506,15 @@ def main() -> None:
                         "CPUs idle (< 5%% busy for 5 s)")
     args = p.parse_args()
     q = args.quick
-    args.configs = args.configs or (4096 if q else 100_000)
+    args.configs = args.configs or (2048 if q else 100_000)
     args.loop_configs = args.loop_configs or (400 if q else 2000)
-    args.breakdown_configs = args.breakdown_configs or (4096 if q else 16384)
+    args.breakdown_configs = args.breakdown_configs or (2048 if q else 16384)
     args.batches = args.batches or ([2048] if q else list(BATCHES))
     args.rounds = args.rounds or 3
-    args.fb_configs = args.fb_configs or (4 if q else 16)
-    args.fb_batch = args.fb_batch or (4 if q else 16)
+    args.fb_configs = args.fb_configs or (2 if q else 16)
+    args.fb_batch = args.fb_batch or (2 if q else 16)
+    args.fb_singles = args.fb_singles or (1 if q else 4)
+    args.fb_reps = args.fb_reps or (1 if q else 3)
     if args.pin:
         pin_to_cpu0()
     if args.wait_idle:

@@ -4,12 +4,12 @@ Random perturbations of the reference configuration followed by Gauss-Newton
 (`jmbs.sample_configurations`) do not stay on a mechanism's motion branch when
 its configuration space has several branches that meet (Bricard, the
 parallelograms): they can land on another branch with a different rank. The
-configurations here are generated along each mechanism's own motion instead,
-in closed form where the mechanism has one, otherwise by continuation along a
-driver (`jmbs.kinematics` on a grid, then a vmapped `jmbs.assemble` at each
-random time from the nearest grid point), and every candidate is checked: it
-closes the constraints and has the reference configuration's rank with a clear
-singular-value gap. Candidates near singular configurations are rejected.
+configurations here follow each mechanism's own motion instead: in closed form
+where the mechanism has one (mobile robot, grippers, manipulators, both
+parallelograms), otherwise by continuation along a driver (Bricard:
+`jmbs.kinematics` with J1 driven). Every candidate is then checked: it closes
+the constraints and has the reference configuration's rank with a clear
+singular-value gap; candidates near singular configurations are replaced.
 """
 
 import dataclasses
@@ -22,11 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._assembly import constraint_matrix, phi
-from .._kinematics import assemble, kinematics, retract
+from .._kinematics import kinematics
 from .._model import Model, ModelBuilder
 from .._rotations import quat_exp, quat_multiply
 from .basic import BRICARD_AXES, BRICARD_POINTS, G, _rod3, bricard, parallelogram
-from .gripper import gripper
+from .gripper import gripper, gripper_slide
 from .manipulator import redundant_manipulator
 from .mobile_robot import mobile_robot, mobile_robot_configuration, slider_displacement
 from .spatial_parallelogram import ROD_LENGTH, spatial_parallelogram
@@ -39,9 +39,6 @@ NAMES = ("mobile_robot", "gripper", "gripper_torque", "gripper_overactuated", "r
 # methods' default rank tolerance 1e-8) and sigma_{r+1} / sigma_1 below RANK_RTOL.
 MIN_GAP = 1e-3
 RANK_RTOL = 1e-9
-# Largest change of any coordinate between a continuation guess and its assembled
-# configuration: a larger one means that Gauss-Newton jumped to another branch.
-MAX_CORRECTION = 0.05
 
 # Mobile robot: steering angles of the front wheel well inside the dead centres
 # (+-90 degrees), hitch angles of the trolley, platform poses.
@@ -51,17 +48,18 @@ ROBOT_POSITION = 5.0
 # Gripper: the Cr angle from the reference (phi4 = -pi/6). Its reference branch folds
 # at about -1.20 and +3.82 rad, where the Cr drive is singular.
 GRIPPER_RANGE = (-1.0, 3.5)
-# Bricard: the angle of J1 from the reference runs over (-pi/6, 7pi/6) on the motion
-# branch; both ends and J1 = pi/2 (the moving joint points' x = 0) are singular
-# configurations (rank 28 instead of 29), kept SINGULAR_MARGIN away.
+# Bricard: its motion is one closed loop on which the odd joints J1, J3, J5 turn by
+# the same angle theta and the even ones by psi; J1 runs over BRICARD_RANGE on each
+# of its two halves (psi <= pi/2 through the reference, psi >= pi/2 through
+# theta = 0, psi = pi), which meet at the folds of theta at the ends, where driving
+# J1 is singular (the mechanism is not: rank 29 all round the loop).
 BRICARD_RANGE = (-math.pi / 6, 7 * math.pi / 6)
-BRICARD_SINGULAR = (-math.pi / 6, math.pi / 2, 7 * math.pi / 6)
-SINGULAR_MARGIN = 0.05
-# Manipulator: the drives follow a Lissajous curve (incommensurate frequencies), so
-# random times spread the three drive values over a box around the paper's
-# configuration: turret angle +-AMPLITUDES[0] rad, cylinder slides +-0.15 m.
-MANIPULATOR_AMPLITUDES = (3.0, 0.15, 0.15)
-MANIPULATOR_PERIOD = 60.0
+BRICARD_FOLD_MARGIN = 0.02
+# Manipulator: the joint angles follow a Lissajous curve (incommensurate frequencies),
+# so random times spread them over a box around the paper's configuration: turret
+# +-3 rad, boom +-0.4 rad, arm relative to the boom +-0.5 rad.
+MANIPULATOR_AMPLITUDES = (3.0, 0.4, 0.5)
+MANIPULATOR_PERIOD = 200.0
 # Spatial parallelogram: platform positions theta on its circle, away from the
 # singular theta = +-pi/2.
 PARALLELOGRAM_THETA = math.pi / 2 - 0.15
@@ -75,18 +73,6 @@ def _identity(t):
     """Driver motion `f(t) = t`: the time is the driven coordinate. Module level, so
     models built with it are structurally equal and share compiled code."""
     return t
-
-
-def _turret(t):
-    return MANIPULATOR_AMPLITUDES[0] * jnp.sin(t)
-
-
-def _boom_slide(t):
-    return MANIPULATOR_AMPLITUDES[1] * jnp.sin(math.sqrt(2.0) * t)
-
-
-def _arm_slide(t):
-    return MANIPULATOR_AMPLITUDES[2] * jnp.sin(math.sqrt(3.0) * t)
 
 
 def _with_motions(model: Model, motions: dict) -> Model:
@@ -116,18 +102,12 @@ def _models(name: str) -> tuple[Model, Model | None]:
     process so that repeated calls reuse compiled code."""
     if name == "mobile_robot":
         return mobile_robot(motion=_identity), None
+    if name == "gripper":
+        return gripper("none"), None
     if name.startswith("gripper"):
-        driven = gripper("torque", motion=_identity)
-        model = {"gripper": gripper("none"), "gripper_torque": driven,
-                 "gripper_overactuated": gripper("overactuated", motion=_identity)}[name]
-        return model, driven
+        return gripper(name.split("_")[1], motion=_identity), None
     if name.startswith("redundant_manipulator"):
-        over = name.endswith("overactuated")
-        motions = {"dA": _turret, "dHc": _boom_slide, "dIc": _arm_slide}
-        if over:
-            motions["dLc"] = _boom_slide  # the twin cylinder's slide equals that of Hc
-        model = _with_motions(redundant_manipulator(overactuated=over), motions)
-        return model, model
+        return _manipulator(name.endswith("overactuated")), None
     if name == "spatial_parallelogram":
         return spatial_parallelogram(), None
     if name == "parallelogram":
@@ -223,55 +203,204 @@ def _spatial_parallelogram_candidates(model: Model, rng: np.random.Generator, m:
     return qs.reshape(m, -1), np.zeros(m)
 
 
-def _along_driver(driven: Model, ts: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Configurations of a fully driven model at the times `ts` in `[lo, hi]` on the
-    branch through its reference configuration (`t = 0`, `lo <= 0 <= hi`):
-    `jmbs.kinematics` from `t = 0` up to `hi` and down to `lo` on a grid of step
-    `CONTINUATION_STEP`, then from the nearest grid point (moved to `t` with its
-    velocity) a vmapped `jmbs.assemble`. Returns `(qs, ok)`."""
-    Ts, Qs, Vs = [], [], []
-    for end in (lo, hi):
-        if end == 0.0:
-            continue
-        grid = np.linspace(0.0, end, int(math.ceil(abs(end) / CONTINUATION_STEP)) + 1)
-        sol = kinematics(driven, grid)
-        Ts.append(grid)
-        Qs.append(np.asarray(sol.q))
-        Vs.append(np.asarray(sol.v))
-    T, Q, V = np.concatenate(Ts), np.concatenate(Qs), np.concatenate(Vs)
-    k = np.argmin(np.abs(ts[:, None] - T[None, :]), axis=1)
-    q, ok = _assemble_from(driven, jnp.asarray(Q[k]), jnp.asarray(V[k]), jnp.asarray(ts - T[k]),
-                           jnp.asarray(ts))
-    return np.array(q), np.array(ok)
+def _along_path(driven: Model, ts: np.ndarray, lo: float, hi: float, q_start=None) -> np.ndarray:
+    """Configurations of a fully driven model at the times `ts` in `[lo, hi]`, on the
+    branch through its configuration `q_start` at `t = 0` (default its reference
+    configuration; `lo <= 0 <= hi`).
+
+    One `jmbs.kinematics` run (continuation, each step warm-started from the last)
+    goes from `t = 0` up to `hi` and then down to `lo`, on a grid of step
+    `CONTINUATION_STEP` with the sample times merged into the downward pass; its
+    length depends only on `len(ts)`, so it compiles once per sample size.
+    """
+    up = np.linspace(0.0, hi, int(math.ceil(hi / CONTINUATION_STEP)) + 1)
+    down = np.linspace(hi, lo, int(math.ceil((hi - lo) / CONTINUATION_STEP)) + 1)[1:]
+    merged = np.concatenate([down, ts])
+    order = np.argsort(-merged, kind="stable")
+    grid = np.concatenate([up, merged[order]])
+    q = np.asarray(kinematics(driven, grid, q_start).q)[len(up):]
+    where = np.empty(len(merged), int)
+    where[order] = np.arange(len(merged))
+    return q[where[len(down):]]
 
 
-@eqx.filter_jit
-def _assemble_from(model, q, v, dt, t):
-    def one(q, v, dt, t):
-        guess = retract(model, q, v * dt)
-        res = assemble(model, guess, t, throw=False, full_output=True)
-        close = jnp.max(jnp.abs(res.q - guess)) < MAX_CORRECTION
-        return res.q, res.converged & close
+def _gripper_candidates(name: str, model: Model, rng: np.random.Generator, m: int):
+    """Closed form (`gripper_slide`): the Cr angle `t` from the reference turns jaw 4
+    to `phi4 = phi4_ref + t`; both sliders advance by the common slide `s`; jaw 3
+    joins `B` to the jaw point `E`. The geometry comes from the model's joints."""
+    p = model.params()
+    B, C, E = (np.asarray(p[f"{k}.point"]) for k in ("Br", "Cr", "Er"))
+    jaw4 = float(np.linalg.norm(E - C))
+    phi4_ref = math.atan2(E[1] - C[1], E[0] - C[0])
+    t = rng.uniform(*GRIPPER_RANGE, m)
+    phi4 = phi4_ref + t
+    s = np.asarray(gripper_slide(phi4, float(B[0]), float(C[1]), jaw4, phi4_ref))
+    Bs = B + np.stack([s, 0 * s], -1)
+    Cs = C + np.stack([0 * s, s], -1)
+    Es = Cs + jaw4 * np.stack([np.cos(phi4), np.sin(phi4)], -1)
+    q0 = np.asarray(model.q0).reshape(-1, 3)
+    qs = np.repeat(q0[None], m, axis=0)
+    qs[:, 0, :2], qs[:, 1, :2] = Bs, Cs
+    d = Es - Bs
+    qs[:, 2, :2] = (Bs + Es) / 2
+    qs[:, 2, 2] = q0[2, 2] + _wrap(np.arctan2(d[:, 1], d[:, 0]) - q0[2, 2])
+    qs[:, 3, :2] = (Cs + Es) / 2
+    qs[:, 3, 2] = phi4
+    has_drivers = any(sp.kind == "driver" for sp in model.element_specs)
+    return qs.reshape(m, -1), (t if has_drivers else np.zeros(m))
 
-    return jax.vmap(one)(q, v, dt, t)
+
+def _wrap(angle):
+    return (angle + math.pi) % (2 * math.pi) - math.pi
 
 
-def _driven_candidates(name: str, model: Model, driven: Model, rng: np.random.Generator, m: int):
-    if name.startswith("gripper"):
-        ts = rng.uniform(*GRIPPER_RANGE, m)
-        qs, ok = _along_driver(driven, ts, *GRIPPER_RANGE)
-    elif name == "bricard":
-        lo, hi = BRICARD_RANGE[0] + SINGULAR_MARGIN, BRICARD_RANGE[1] - SINGULAR_MARGIN
-        ts = rng.uniform(lo, hi, m)
-        ok = np.min(np.abs(ts[:, None] - np.asarray(BRICARD_SINGULAR)[None]), axis=1) > SINGULAR_MARGIN
-        qs, closed = _along_driver(driven, ts, lo, hi)
-        ok &= closed
-    else:  # manipulators
-        ts = rng.uniform(0.0, MANIPULATOR_PERIOD, m)
-        qs, ok = _along_driver(driven, ts, 0.0, MANIPULATOR_PERIOD)
-    # Only models with drivers need the time; the others are analysed at t = 0.
-    has_drivers = any(s.kind == "driver" for s in model.element_specs)
-    return qs, (ts if has_drivers else np.zeros(m)), ok
+def _bricard_candidates(model: Model, driven: Model, rng: np.random.Generator, m: int):
+    """Half of the candidates on each half of the loop, by continuation in the
+    angle of J1 (`theta`) from the reference and from the configuration at
+    `theta = 0, psi = pi` (the chain with the even joints turned half a turn)."""
+    lo, hi = BRICARD_RANGE[0] + BRICARD_FOLD_MARGIN, BRICARD_RANGE[1] - BRICARD_FOLD_MARGIN
+    half = (m + 1) // 2
+    ts = rng.uniform(lo, hi, (2, half))
+    qa = _along_path(driven, ts[0], lo, hi)
+    qb = _along_path(driven, ts[1], lo, hi, _bricard_chain(model, (0.0, math.pi) * 3))
+    return np.concatenate([qa, qb])[:m], np.zeros(m)
+
+
+def _bricard_chain(model: Model, angles) -> np.ndarray:
+    """The Bricard's coordinates with its joints turned by `angles` from the
+    reference, along the chain ground, rod 1, ..., rod 5 (the loop closes only for
+    angles on its motion)."""
+    q0 = np.asarray(model.q0).reshape(-1, 7)
+    R, t, quat = np.eye(3), np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    out = []
+    for k, body in enumerate(q0):
+        axis, point, angle = BRICARD_AXES[k], BRICARD_POINTS[k], angles[k]
+        Rk = np.asarray(_axis_rot(np, axis, angle))
+        # Compose the joint's rotation about its reference axis line with the chain so far.
+        t = R @ (point - Rk @ point) + t
+        R = R @ Rk
+        quat = np.asarray(_quat_mul(np, quat, _axis_quat(np, axis, angle)))
+        out.append(np.concatenate([R @ body[:3] + t, _quat_mul(np, quat, body[3:])]))
+    return np.concatenate(out)
+
+
+# ----- the manipulators: closed form in the joint angles -----
+# Written once for NumPy (batches of samples, nothing to compile) and jax.numpy
+# (the drivers' motions, traced): `xp` is either; leading dimensions broadcast.
+
+def _axis_rot(xp, axis, angle):
+    """Rotation matrices `(..., 3, 3)` about the unit `axis (3,)` by `angle (...)`."""
+    k = np.asarray(axis)
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    angle = xp.asarray(angle)[..., None, None]
+    return np.eye(3) + xp.sin(angle) * K + (1 - xp.cos(angle)) * (K @ K)
+
+
+def _axis_quat(xp, axis, angle):
+    """Quaternions `(..., 4)` of the rotations by `angle (...)` about the unit `axis`."""
+    angle = xp.asarray(angle)[..., None]
+    return xp.concatenate([xp.cos(angle / 2), xp.sin(angle / 2) * np.asarray(axis)], axis=-1)
+
+
+def _quat_mul(xp, a, b):
+    w1, v1, w2, v2 = a[..., :1], a[..., 1:], b[..., :1], b[..., 1:]
+    return xp.concatenate([w1 * w2 - xp.sum(v1 * v2, axis=-1, keepdims=True),
+                           w1 * v2 + w2 * v1 + xp.cross(v1, v2)], axis=-1)
+
+
+def _apply(R, x):
+    return (R @ x[..., None])[..., 0]
+
+
+class _ManipulatorPose:
+    """Closed-form configurations of `redundant_manipulator` from the changes of its
+    joint angles `(a, b, c)` relative to the reference: the turret turned by `a`
+    about the axis of A, the boom by `b` about the pin axis through C, the arm by
+    `c` relative to the boom about the pin axis through E; each cylinder and its
+    piston turn about the cylinder's pivot (B, or F on the moved boom) onto the
+    line to the moved rod eye (D, or G), and the piston slides along it by the
+    change of that distance (the cylinder's slide). The twin cylinder of the
+    overactuated variant, on the same pin axes, moves with the first one. The
+    geometry (joint points and axes) is read from the model's parameters."""
+
+    def __init__(self, model: Model):
+        p = {k: np.asarray(v) for k, v in model.params().items()}
+        self.pt = {k: p[f"{k}.point"] for k in "ABCDEFG"}
+        self.y = p["C.axis"] / np.linalg.norm(p["C.axis"])
+        self.z = p["A.axis"] / np.linalg.norm(p["A.axis"])
+        self.q0 = np.asarray(model.q0).reshape(-1, 7)
+        self.names = model.body_names
+
+    def parts(self, xp, b, c):
+        """Per moving body: `(R, t, angle about the pin axis)` of its motion in the arm
+        plane, `x -> R x + t`; and the two cylinder slides."""
+        P, y = self.pt, self.y
+        Rb, Ra = _axis_rot(xp, y, b), _axis_rot(xp, y, b + c)
+        tb = P["C"] - _apply(Rb, P["C"])
+        ta = _apply(Rb, P["E"]) + tb - _apply(Ra, P["E"])
+        D1, F1 = _apply(Rb, P["D"]) + tb, _apply(Rb, P["F"]) + tb
+        G1 = _apply(Ra, P["G"]) + ta
+        out = {"boom": (Rb, tb, b), "arm": (Ra, ta, b + c)}
+        slides = []
+        for (cyl, pis), pivot0, pivot1, eye0, eye1 in (
+                (("boom_cylinder", "boom_piston"), P["B"], P["B"], P["D"], D1),
+                (("arm_cylinder", "arm_piston"), P["F"], F1, P["G"], G1)):
+            w0, w1 = eye0 - pivot0, eye1 - pivot1
+            alpha = xp.arctan2(xp.sum(y * xp.cross(w0, w1), axis=-1), xp.sum(w0 * w1, axis=-1))
+            R = _axis_rot(xp, y, alpha)
+            t = pivot1 - _apply(R, pivot0)
+            length = xp.sqrt(xp.sum(w1**2, axis=-1))
+            slide = length - np.linalg.norm(w0)
+            out[cyl] = (R, t, alpha)
+            out[pis] = (R, t + (slide / length)[..., None] * w1, alpha)
+            slides.append(slide)
+        out["boom_cylinder2"], out["boom_piston2"] = out["boom_cylinder"], out["boom_piston"]
+        return out, slides
+
+    def q(self, xp, a, b, c):
+        """Coordinates `(..., nq)` at the joint-angle changes `(a, b, c)`."""
+        parts, _ = self.parts(xp, b, c)
+        Rz, qz = _axis_rot(xp, self.z, a), _axis_quat(xp, self.z, a)
+        tz = self.pt["A"] - _apply(Rz, self.pt["A"])
+        rows = []
+        for name, q0 in zip(self.names, self.q0):
+            R, t, angle = parts.get(name, (np.eye(3), np.zeros(3), 0.0 * xp.asarray(a)))
+            r = _apply(Rz, _apply(R, q0[:3]) + t) + tz
+            quat = _quat_mul(xp, qz, _quat_mul(xp, _axis_quat(xp, self.y, angle), q0[3:]))
+            rows += [r, quat]
+        return xp.concatenate(rows, axis=-1)
+
+
+def _lissajous(xp, t):
+    """Joint-angle changes `(a, b, c)` of the manipulators at time `t`."""
+    A = MANIPULATOR_AMPLITUDES
+    return A[0] * xp.sin(t), A[1] * xp.sin(math.sqrt(2.0) * t), A[2] * xp.sin(math.sqrt(3.0) * t)
+
+
+def _manipulator(overactuated: bool) -> Model:
+    """The paper's manipulator whose drives move along the Lissajous curve of joint
+    angles `_lissajous(t)`: the turret angle and the two cylinder slides."""
+    model = redundant_manipulator(overactuated=overactuated)
+    pose = _ManipulatorPose(model)
+
+    def turret(t):
+        return _lissajous(jnp, t)[0]
+
+    def boom_slide(t):
+        return pose.parts(jnp, *_lissajous(jnp, t)[1:])[1][0]
+
+    def arm_slide(t):
+        return pose.parts(jnp, *_lissajous(jnp, t)[1:])[1][1]
+
+    motions = {"dA": turret, "dHc": boom_slide, "dIc": arm_slide}
+    if overactuated:
+        motions["dLc"] = boom_slide  # the twin cylinder's slide equals that of Hc
+    return _with_motions(model, motions)
+
+
+def _manipulator_candidates(model: Model, rng: np.random.Generator, m: int):
+    ts = rng.uniform(0.0, MANIPULATOR_PERIOD, m)
+    return _ManipulatorPose(model).q(np, *_lissajous(np, ts)), ts
 
 
 # ----- the rank check -----
@@ -364,17 +493,19 @@ def random_configurations(name: str, n: int, seed: int = 0) -> tuple[Model, np.n
     for _ in range(8):
         if count >= n:
             break
+        ok = np.ones(m, bool)
         if name == "mobile_robot":
             qs, ts = _robot_candidates(model, rng, m)
-            ok = np.ones(m, bool)
+        elif name.startswith("gripper"):
+            qs, ts = _gripper_candidates(name, model, rng, m)
+        elif name.startswith("redundant_manipulator"):
+            qs, ts = _manipulator_candidates(model, rng, m)
         elif name == "parallelogram":
             qs, ts = _parallelogram_candidates(model, rng, m)
-            ok = np.ones(m, bool)
         elif name == "spatial_parallelogram":
             qs, ts = _spatial_parallelogram_candidates(model, rng, m)
-            ok = np.ones(m, bool)
         else:
-            qs, ts, ok = _driven_candidates(name, model, driven, rng, m)
+            qs, ts = _bricard_candidates(model, driven, rng, m)
         ok &= _nonsingular(model, qs, ts, rank)
         kept_q.append(qs[ok])
         kept_t.append(ts[ok])
