@@ -29,7 +29,7 @@ class NullSpace(AbstractSolvabilityMethod):
 
     def decide(self, C, sets):
         nc, nv = C.shape
-        _, R, perm = jsl.qr(C.T, mode="full", pivoting=True)
+        R, perm = jsl.qr(C.T, mode="r", pivoting=True)
         rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol, nc)
         R = jnp.zeros((nc, nc)).at[: min(nc, nv)].set(R[: min(nc, nv)])
         free = columns_from(nc, rank)
