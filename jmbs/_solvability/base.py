@@ -78,7 +78,7 @@ def decades(value: Array, tol: float) -> Array:
     return jnp.abs(jnp.log10(jnp.maximum(value, _TINY) / tol))
 
 
-def rank_from_values(values: Array, rtol: float, n_rows: int) -> tuple[Array, Array, Array]:
+def rank_from_values(values: Array, rtol: float) -> tuple[Array, Array, Array]:
     """Rank, relative values and rank margin from non-increasing rank-revealing values.
 
     Values past the end (when `C` has more rows than columns) count as zero.
@@ -88,8 +88,7 @@ def rank_from_values(values: Array, rtol: float, n_rows: int) -> tuple[Array, Ar
     rank = jnp.sum(rel > rtol)
     kept = jnp.where(rank > 0, rel[jnp.maximum(rank - 1, 0)], jnp.inf)
     dropped = jnp.where(rank < k, rel[jnp.minimum(rank, k - 1)], 0.0)
-    margin = jnp.minimum(decades(kept, rtol) if k else jnp.inf, decades(dropped, rtol))
-    return rank, rel, jnp.where(rank > 0, margin, decades(dropped, rtol))
+    return rank, rel, jnp.minimum(decades(kept, rtol), decades(dropped, rtol))
 
 
 def nullspace_decisions(method: AbstractSolvabilityMethod, C: Array, N: Array, sets: Array,

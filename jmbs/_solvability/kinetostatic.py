@@ -30,7 +30,7 @@ class Kinetostatic(AbstractSolvabilityMethod):
     def decide(self, C, sets):
         A = C.T  # the equilibrated A (balance equations x unknowns)
         _, s, Vt = jnp.linalg.svd(A, full_matrices=True)
-        rank, rel, margin = rank_from_values(s, self.rtol, A.shape[1])
+        rank, rel, margin = rank_from_values(s, self.rtol)
         N = Vt.T * columns_from(A.shape[1], rank)[None, :]
         thresh = self.rtol * jnp.maximum(s[0], 1e-300)
         set_rank = jax.vmap(lambda m: jnp.sum(jnp.linalg.svd(A * m[None, :], compute_uv=False)

@@ -30,7 +30,7 @@ class NullSpace(AbstractSolvabilityMethod):
     def decide(self, C, sets):
         nc, nv = C.shape
         R, perm = jsl.qr(C.T, mode="r", pivoting=True)
-        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol, nc)
+        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol)
         R = jnp.zeros((nc, nc)).at[: min(nc, nv)].set(R[: min(nc, nv)])
         free = columns_from(nc, rank)
         # Rows past the rank become identity rows: the triangular system then

@@ -23,6 +23,6 @@ class QR(AbstractSolvabilityMethod):
 
     def decide(self, C, sets):
         Q, R, _ = jsl.qr(C, mode="full", pivoting=True)
-        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol, C.shape[0])
+        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol)
         N = Q * columns_from(C.shape[0], rank)[None, :]
         return nullspace_decisions(self, C, N, sets, rank, rel, margin)

@@ -31,7 +31,7 @@ class RankComparison(AbstractSolvabilityMethod):
     def decide(self, C, sets):
         nc = C.shape[0]
         s = jnp.linalg.svd(C, compute_uv=False)
-        rank, rel, rank_margin = rank_from_values(s, self.rtol, nc)
+        rank, rel, rank_margin = rank_from_values(s, self.rtol)
         thresh = self.rtol * jnp.maximum(s[0], 1e-300)
 
         def rank_of(mask):

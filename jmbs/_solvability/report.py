@@ -112,6 +112,8 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
     or with NaN.
     """
     m = resolve_method(method)
+    if model.nc == 0:
+        raise ValueError("the model has no constraints, so it has no reactions to analyse")
     q_given = q is not None
     q = check_configuration(model, model.q0 if q is None else q)
     sets = element_sets(model)
@@ -220,10 +222,10 @@ class SolvabilityReport:
                  f"rank margin = {min(self.rank_margin, 99):.1f} digits",
                  fmt.format(*head), fmt.format(*("-" * w for w in widths))]
         lines += [fmt.format(*r) for r in rows]
+        crit = ("criterion: rank(C_X) + rank(C_Y) - rank(C), 0 when unique" if self.method == "rank"
+                else f"criterion vs tolerance {self._method.ctol:g}")
         lines.append("U: unique, N: not unique (depends on how the redundancy is resolved); "
-                     "criterion vs tolerance "
-                     f"{self._method.ctol:g}, margin in decimal digits; ? marks a margin below "
-                     f"{MARGINAL_DECADES:g}.")
+                     f"{crit}; margin in decimal digits, ? below {MARGINAL_DECADES:g}.")
         if self.singular:
             lines.append(f"WARNING: rank {self.rank} is below the rank {self.reference_rank} at the "
                          "reference configuration: this is a singular configuration, and the "

@@ -21,6 +21,6 @@ class SVD(AbstractSolvabilityMethod):
 
     def decide(self, C, sets):
         U, s, _ = jnp.linalg.svd(C, full_matrices=True)
-        rank, rel, margin = rank_from_values(s, self.rtol, C.shape[0])
+        rank, rel, margin = rank_from_values(s, self.rtol)
         N = U * columns_from(C.shape[0], rank)[None, :]
         return nullspace_decisions(self, C, N, sets, rank, rel, margin)
