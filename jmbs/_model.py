@@ -187,23 +187,30 @@ class Model(eqx.Module):
 
         A body without such points (or with all of them at its centre) gets the
         RMS of the other bodies' lengths, then the RMS spread of the bodies'
-        positions, then 1.
+        positions, then 1. Two gathers from the parameter vector (the index
+        arrays are static), so it stays cheap to compile for large models.
         """
-        p = self.params()
-        nb = self.n_bodies
-        r0 = jnp.stack([jnp.asarray(p[f"{b}.position"], dtype=float) for b in self.body_names])
-        sums, counts = jnp.zeros(nb), jnp.zeros(nb)
+        nb, d = self.n_bodies, self.dim
+        offsets, k = {}, 0
+        for key, shape in self.param_layout:
+            offsets[key] = k
+            k += int(np.prod(shape))
+        pts, owners = [], []
         for spec in self.element_specs:
             for key, which in (("point", (0, 1)), ("point_i", (0,)), ("point_j", (1,))):
-                if key not in spec.params:
-                    continue
-                P = jnp.asarray(p[f"{spec.name}.{key}"], dtype=float)
-                for w in which:
-                    b = spec.bodies[w]
-                    if b < nb:
-                        sums = sums.at[b].add(jnp.sum((P - r0[b]) ** 2))
-                        counts = counts.at[b].add(1.0)
-        L = jnp.sqrt(sums / jnp.maximum(counts, 1.0))
+                if key in spec.params:
+                    for w in which:
+                        if spec.bodies[w] < nb:
+                            pts.append(offsets[f"{spec.name}.{key}"])
+                            owners.append(spec.bodies[w])
+        body = np.array([offsets[f"{b}.position"] for b in self.body_names])
+        r0 = self.param_vector[body[:, None] + np.arange(d)]
+        sums, counts = jnp.zeros(nb), np.bincount(np.array(owners, int), minlength=nb)
+        if pts:
+            P = self.param_vector[np.array(pts)[:, None] + np.arange(d)]
+            sums = jax.ops.segment_sum(jnp.sum((P - r0[np.array(owners)]) ** 2, axis=1),
+                                       np.array(owners), num_segments=nb)
+        L = jnp.sqrt(sums / np.maximum(counts, 1))
         has = L > 0
         model_length = jnp.sqrt(jnp.sum(jnp.where(has, L**2, 0.0)) / jnp.maximum(jnp.sum(has), 1))
         spread = jnp.sqrt(jnp.mean(jnp.sum((r0 - r0.mean(axis=0, keepdims=True)) ** 2, axis=1)))

@@ -101,8 +101,8 @@ def nullspace_decisions(method: AbstractSolvabilityMethod, C: Array, N: Array, s
     # ||C_X^T N_X||_F^2 = m^T ((C C^T) ∘ (N N^T)) m for the mask m of X: two small
     # products per configuration instead of one per set.
     m = sets.astype(C.dtype)
-    K = (C @ C.T) * (N @ N.T)
-    crit = jnp.sqrt(jnp.maximum(jnp.sum((m @ K) * m, axis=1), 0.0))
+    K = jnp.einsum("ij,kj->ik", C, C) * jnp.einsum("ij,kj->ik", N, N)
+    crit = jnp.sqrt(jnp.maximum(jnp.sum(jnp.einsum("si,ij->sj", m, K) * m, axis=1), 0.0))
     comp = jnp.sqrt(jnp.sum(N**2, axis=1))
     if set_rank is None:
         set_rank = jnp.full(sets.shape[:1], -1)

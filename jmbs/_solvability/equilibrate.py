@@ -19,7 +19,7 @@ from jaxtyping import Array, Float
 from .._bodies import NV
 from .._model import Model
 
-RUIZ_ITERATIONS = 4
+RUIZ_ITERATIONS = 1
 # Entries below this, relative to their row's largest, are rounding noise (e.g.
 # the spin column of a rod whose joints lie on its axis): they are set to zero
 # so that the column scaling cannot blow them up into spurious directions.
