@@ -24,14 +24,14 @@ Two models, side by side in one process:
      `jax.jit(jax.vmap(constraint_matrix))`, the decision part
      `jax.jit(jax.vmap(QR().decide(equilibrate(model, C), sets)))`, and inside the latter
      `equilibrate`, the pivoted QR (`jax.scipy.linalg.qr`) and the criteria
-     (`nullspace_decisions`: the einsum `sc,cv,cp->svp` and the norms), each jitted and
+     (`nullspace_decisions`, given a null-space basis), each jitted and
      vmapped on its own. The SciPy loop's time is split the same way.
 
 2. The IFToMM A02 N-four-bar with N = 40 (C 242 x 243): cranks at angle `th` uniform
    in (0.2, 1.3) (closed form). `jmbs single`: one `jmbs.solvability(model, q,
    method="qr")` call (it also analyses `model.q0` for the reference rank);
    `jmbs sweep`: `jmbs.solvability_sweep` with `--fb-batch` configurations (default 16;
-   a batch of 256 needs ~29 GB for the einsum and fails); `SciPy`: the loop above.
+   before 04e0640 a batch of 256 needed ~29 GB); `SciPy`: the loop above.
    Decisions are checked to be equal. The single-configuration parts (C, equilibrate,
    QR, criteria, jitted) are timed too.
 
@@ -65,6 +65,8 @@ def _early_blas_threads() -> str | None:
 _early_blas_threads()
 
 import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import importlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
@@ -80,10 +82,10 @@ from bench_assembly import cpu_busy, cpu_ticks, git_state, others_busy, pin_to_c
 
 import jmbs  # noqa: E402
 from jmbs._solvability.base import nullspace_decisions  # noqa: E402
-from jmbs._solvability.equilibrate import RUIZ_ITERATIONS  # noqa: E402
 from jmbs._solvability.report import element_sets  # noqa: E402
 from jmbs.examples.mobile_robot import GEOMETRY  # noqa: E402
 
+_equilibrate_module = importlib.import_module("jmbs._solvability.equilibrate")
 RTOL, CTOL = 1e-8, 1e-6
 METHODS = ("qr", "nullspace", "svd")
 BATCHES = (512, 2048, 8192)
@@ -156,10 +158,12 @@ class ScipyQR:
         n_rot = model.nv // nb - dim
         L = np.asarray(model.characteristic_lengths())
         # As jmbs/_solvability/equilibrate.py: rotational columns divided by the body's
-        # characteristic length, then exact row normalisation and Ruiz iterations.
+        # characteristic length, exact row normalisation, entries below NOISE (relative
+        # to their row's largest) set to zero, then Ruiz iterations.
         self.col = np.concatenate([np.ones((nb, dim)), np.repeat(1.0 / L[:, None], n_rot, 1)],
                                   axis=1).ravel()
-        self.ruiz = RUIZ_ITERATIONS
+        self.ruiz = _equilibrate_module.RUIZ_ITERATIONS
+        self.noise = getattr(_equilibrate_module, "NOISE", 0.0)
         self.rows = [(a, b) for a, b in model.element_rows]
 
     @staticmethod
@@ -169,6 +173,7 @@ class ScipyQR:
     def equilibrate(self, C):
         X = C * self.col[None, :]
         X = X / self._safe(np.abs(X).max(axis=1))[:, None]
+        X = np.where(np.abs(X) < self.noise, 0.0, X)
         for _ in range(self.ruiz):
             X = X / np.sqrt(self._safe(np.abs(X).max(axis=0)))[None, :]
             X = X / np.sqrt(self._safe(np.abs(X).max(axis=1)))[:, None]
@@ -472,6 +477,18 @@ def print_four_bar(r: dict) -> None:
         print(f"   {name:<22} {x['median_us'] / 1e3:>11.3f} [{x['min_us'] / 1e3:.3f}] {ratio:>10}")
 
 
+def source_hash() -> str:
+    """Short hash of jmbs's sources, to tell runs on a changing working tree apart."""
+    h = hashlib.sha256()
+    root = os.path.dirname(jmbs.__file__)
+    for dirpath, _, files in sorted(os.walk(root)):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(dirpath, f), "rb") as fh:
+                    h.update(f.encode() + fh.read())
+    return h.hexdigest()[:10]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true",
@@ -526,12 +543,13 @@ def main() -> None:
             "pinned": args.pin, "processor": platform.processor() or platform.machine(),
             "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
             "rounds": args.rounds, "git": git_state(), "jmbs_file": jmbs.__file__,
+            "jmbs_sources": source_hash(),
             "argv": sys.argv[1:], "busy_others_start": cpu_busy()}
     print(f"jax {info['jax']}, numpy {info['numpy']}, scipy {info['scipy']}, "
           f"{jax.devices()[0].platform} device, {info['cpu_count']} CPUs, affinity {cpus}"
           f"{' (pinned)' if args.pin else ''}, OPENBLAS_NUM_THREADS {info['openblas_threads']}; "
           f"{args.rounds} rounds; jmbs from {os.path.dirname(info['jmbs_file'])}, "
-          f"repository at {info['git']}")
+          f"repository at {info['git']}, jmbs sources {info['jmbs_sources']}")
     if info["busy_others_start"] > 0.1:
         print(f"warning: other processes kept {100 * info['busy_others_start']:.0f}% of the "
               "CPUs busy at start; the timings will be slower and noisier")
