@@ -17,3 +17,69 @@ def test_slider_crank_kinematics(tmp_path):
     errors = _load("slider_crank_kinematics").main(short=True, out=tmp_path)
     assert errors["x"] < 1e-10 and errors["v"] < 1e-9 and errors["a"] < 1e-8
     assert (tmp_path / "slider_crank_kinematics.png").stat().st_size > 10_000
+
+
+def test_solvability_mobile_robot(tmp_path):
+    res = _load("solvability_mobile_robot").main(short=True, out=tmp_path)
+    ranks = {"rank(Phi_q)": 17, "rank(Psi)": 4, "r": 20, "p": 2}
+    assert res["reference"] == ranks
+    assert res["manoeuvre"] == res["random"] == {k: [v] for k, v in ranks.items()}
+    assert res["unique"] == {**{k: True for k in ("A", "D", "E", "F", "G", "H", "drive", "W5")},
+                             **{k: False for k in ("B", "C", "W1", "W2", "W3", "W4")}}
+    assert res["matches"] and res["pattern_manoeuvre"] and res["pattern_random"]
+    assert res["methods_agree_reference"] and res["methods_agree_manoeuvre"] and res["methods_agree_random"]
+    assert (tmp_path / "solvability_mobile_robot.json").exists()
+
+
+def test_solvability_gripper(tmp_path):
+    res = _load("solvability_gripper").main(short=True, out=tmp_path)
+    expected = {"gripper": ([12, 12], 11, "Br Cr Er"), "gripper_torque": ([12, 13], 12, "Br Cr Er drive_Cr"),
+                "gripper_overactuated": ([12, 14], 12, "")}
+    for name, (shape, rank, unique) in expected.items():
+        r = res[name]
+        assert (r["shape"], r["rank"]) == (shape, rank), name
+        assert {k for k, u in r["unique"].items() if u} == set(unique.split()), name
+        assert all(v == (1 if k.startswith("drive") else 2) for k, v in r["set_rank"].items()), name
+        assert r["matches"] and r["methods_agree_reference"] and r["methods_agree_sweep"], name
+        assert r["pattern_everywhere"] and r["sweep_ranks"] == {m: [rank] for m in r["sweep_ranks"]}, name
+    assert (tmp_path / "solvability_gripper.txt").exists()
+
+
+def test_solvability_manipulator(tmp_path):
+    res = _load("solvability_manipulator").main(short=True, out=tmp_path)
+    expected = {"redundant_manipulator": ([42, 46], 42, "A dA dHc dIc"),
+                "redundant_manipulator_overactuated": ([54, 61], 54, "A dA dIc")}
+    for name, (shape, rank, unique) in expected.items():
+        r = res[name]
+        assert (r["shape"], r["rank"]) == (shape, rank), name
+        assert {k for k, u in r["unique"].items() if u} == set(unique.split()), name
+        full = {k: 1 if k.startswith("d") else 4 if k.endswith("c") else 5 for k in r["set_rank"]}
+        assert r["set_rank"] == full, name
+        assert r["matches"] and r["methods_agree_reference"] and r["methods_agree_sweep"], name
+        assert r["pattern_everywhere"] and r["sweep_ranks"] == {m: [rank] for m in r["sweep_ranks"]}, name
+
+
+def test_solvability_spatial_parallelogram(tmp_path):
+    res = _load("solvability_spatial_parallelogram").main(short=True, out=tmp_path)
+    assert res["ground_matrix_shape"] == [18, 18] and res["ground_matrix_rank"] == 17
+    assert (res["rank_C"], res["rank_C_internal"]) == (44, 27)
+    assert res["ground_matrix_rank_sweep"] == [17]
+    assert (res["rank"], res["redundancy"]) == (44, 1)
+    assert {k for k, u in res["unique"].items() if u} == set("KLMNPQR")
+    assert res["matches"] and res["pattern_everywhere"] and res["sweep_ranks"] == [44]
+    assert res["methods_agree_reference"] and res["methods_agree_sweep"]
+    assert not res["ground_group_unique"] and res["ground_resultant_criterion"] < 1e-12
+
+
+def test_solvability_parallelogram_bricard(tmp_path):
+    res = _load("solvability_parallelogram_bricard").main(short=True, out=tmp_path)
+    par, bri = res["parallelogram"], res["bricard"]
+    assert (par["rank"], par["redundancy"]) == (11, 1) and not any(par["unique"].values())
+    assert all(c == [True, False] for c in par["components_reference"].values())  # Fx U, Fy N
+    assert par["self_stress_residual"] < 1e-13 and par["self_stress_alignment"] > 1 - 1e-12
+    assert par["components_match_self_stress"] and par["none_unique_anywhere"]
+    assert (bri["rank"], bri["redundancy"], bri["dof"]) == (29, 1, 1) and not any(bri["unique"].values())
+    assert bri["none_unique_anywhere"]
+    for r in (par, bri):
+        assert r["methods_agree_reference"] and r["methods_agree_sweep"]
+        assert r["sweep_ranks"] == [r["rank"]]

@@ -2,12 +2,10 @@
 
 Random perturbations of the reference configuration followed by Gauss-Newton
 (`jmbs.sample_configurations`) do not stay on a mechanism's motion branch when
-its configuration space has several branches that meet (Bricard, the
-parallelograms): they can land on another branch with a different rank. The
-configurations here follow each mechanism's own motion instead: in closed form
-where the mechanism has one (mobile robot, grippers, manipulators, both
-parallelograms), otherwise by continuation along a driver (Bricard:
-`jmbs.kinematics` with J1 driven). Every candidate is then checked: it closes
+its configuration space has other branches of a different rank (Bricard, the
+parallelograms): Gauss-Newton can land on one of them. The
+configurations here follow each mechanism's own motion instead, in closed form
+(each mechanism's motion has one). Every candidate is then checked: it closes
 the constraints and has the reference configuration's rank with a clear
 singular-value gap; candidates near singular configurations are replaced.
 """
@@ -22,10 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._assembly import constraint_matrix, phi
-from .._kinematics import kinematics
-from .._model import Model, ModelBuilder
-from .._rotations import quat_exp, quat_multiply
-from .basic import BRICARD_AXES, BRICARD_POINTS, G, _rod3, bricard, parallelogram
+from .._model import Model
+from .basic import BRICARD_AXES, BRICARD_POINTS, bricard, parallelogram
 from .gripper import gripper, gripper_slide
 from .manipulator import redundant_manipulator
 from .mobile_robot import mobile_robot, mobile_robot_configuration, slider_displacement
@@ -48,13 +44,11 @@ ROBOT_POSITION = 5.0
 # Gripper: the Cr angle from the reference (phi4 = -pi/6). Its reference branch folds
 # at about -1.20 and +3.82 rad, where the Cr drive is singular.
 GRIPPER_RANGE = (-1.0, 3.5)
-# Bricard: its motion is one closed loop on which the odd joints J1, J3, J5 turn by
-# the same angle theta and the even ones by psi; J1 runs over BRICARD_RANGE on each
-# of its two halves (psi <= pi/2 through the reference, psi >= pi/2 through
-# theta = 0, psi = pi), which meet at the folds of theta at the ends, where driving
-# J1 is singular (the mechanism is not: rank 29 all round the loop).
+# Bricard: on its motion the odd joints J1, J3, J5 turn by the same angle theta and
+# the even ones by psi, with sin(theta) + sin(psi) + sin(theta) sin(psi) = 0: one
+# closed loop, on which each angle runs over BRICARD_RANGE (twice), with no singular
+# configuration (rank 29 all round).
 BRICARD_RANGE = (-math.pi / 6, 7 * math.pi / 6)
-BRICARD_FOLD_MARGIN = 0.02
 # Manipulator: the joint angles follow a Lissajous curve (incommensurate frequencies),
 # so random times spread them over a box around the paper's configuration: turret
 # +-3 rad, boom +-0.4 rad, arm relative to the boom +-0.5 rad.
@@ -66,7 +60,8 @@ PARALLELOGRAM_THETA = math.pi / 2 - 0.15
 # Planar parallelogram: crank angles from the vertical reference, away from the
 # horizontal (singular) positions at +-pi/2.
 CRANK_MARGIN = 0.15
-CONTINUATION_STEP = 0.02
+# Candidates drawn per round.
+CHUNK = 256
 
 
 def _identity(t):
@@ -84,37 +79,63 @@ def _with_motions(model: Model, motions: dict) -> Model:
     return dataclasses.replace(model, element_specs=specs).with_params({})
 
 
-def _driven_bricard() -> Model:
-    """`examples.bricard()` with a driver `drive` on J1 (`f(t) = t`)."""
-    b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
-    P = BRICARD_POINTS
-    rods = [_rod3(b, f"rod{k + 1}", P[k], P[k + 1]) for k in range(5)]
-    bodies = [b.ground, *rods, b.ground]
-    for k in range(6):
-        b.add_revolute(f"J{k + 1}", bodies[k], bodies[k + 1], point=P[k], axis=BRICARD_AXES[k])
-    b.add_driver("drive", joint="J1", motion=_identity)
-    return b.build()
-
-
 @functools.cache
-def _models(name: str) -> tuple[Model, Model | None]:
-    """`(model returned, driven model for the continuation or None)`, built once per
-    process so that repeated calls reuse compiled code."""
+def _model(name: str) -> Model:
+    """The model of mechanism `name`, built once per process so that repeated calls
+    reuse compiled code."""
     if name == "mobile_robot":
-        return mobile_robot(motion=_identity), None
+        return mobile_robot(motion=_identity)
     if name == "gripper":
-        return gripper("none"), None
+        return gripper("none")
     if name.startswith("gripper"):
-        return gripper(name.split("_")[1], motion=_identity), None
+        return gripper(name.split("_")[1], motion=_identity)
     if name.startswith("redundant_manipulator"):
-        return _manipulator(name.endswith("overactuated")), None
+        return _manipulator(name.endswith("overactuated"))
     if name == "spatial_parallelogram":
-        return spatial_parallelogram(), None
+        return spatial_parallelogram()
     if name == "parallelogram":
-        return parallelogram(), None
+        return parallelogram()
     if name == "bricard":
-        return bricard(), _driven_bricard()
+        return bricard()
     raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(NAMES)}")
+
+
+# ----- rotations, written once for NumPy (batches of samples: nothing to compile) and
+# jax.numpy (the manipulators' driver motions, traced): `xp` is either; leading
+# dimensions broadcast -----
+
+def _axis_rot(xp, axis, angle):
+    """Rotation matrices `(..., 3, 3)` about the unit `axis (3,)` by `angle (...)`."""
+    k = np.asarray(axis)
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    angle = xp.asarray(angle)[..., None, None]
+    return np.eye(3) + xp.sin(angle) * K + (1 - xp.cos(angle)) * (K @ K)
+
+
+def _axis_quat(xp, axis, angle):
+    """Quaternions `(..., 4)` of the rotations by `angle (...)` about the unit `axis`."""
+    angle = xp.asarray(angle)[..., None]
+    return xp.concatenate([xp.cos(angle / 2), xp.sin(angle / 2) * np.asarray(axis)], axis=-1)
+
+
+def _quat_mul(xp, a, b):
+    w1, v1, w2, v2 = a[..., :1], a[..., 1:], b[..., :1], b[..., 1:]
+    return xp.concatenate([w1 * w2 - xp.sum(v1 * v2, axis=-1, keepdims=True),
+                           w1 * v2 + w2 * v1 + xp.cross(v1, v2)], axis=-1)
+
+
+def _apply(R, x):
+    return (R @ x[..., None])[..., 0]
+
+
+def _rotate_z(v: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """The vector `v (3,)` turned about the z axis by each of `angle (m,)`: `(m, 3)`."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.stack([c * v[0] - s * v[1], s * v[0] + c * v[1], np.full_like(angle, v[2])], -1)
+
+
+def _wrap(angle):
+    return (angle + math.pi) % (2 * math.pi) - math.pi
 
 
 # ----- candidates (possibly singular; filtered afterwards) -----
@@ -159,16 +180,6 @@ def _parallelogram_candidates(model: Model, rng: np.random.Generator, m: int):
     return qs.reshape(m, -1), np.zeros(m)
 
 
-def _quat_z(angle: np.ndarray) -> np.ndarray:
-    return np.stack([np.cos(angle / 2), 0 * angle, 0 * angle, np.sin(angle / 2)], -1)
-
-
-def _rotate_z(v: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """The vector `v (3,)` turned about the z axis by each of `angle (m,)`: `(m, 3)`."""
-    c, s = np.cos(angle), np.sin(angle)
-    return np.stack([c * v[0] - s * v[1], s * v[0] + c * v[1], np.full_like(angle, v[2])], -1)
-
-
 def _spatial_parallelogram_candidates(model: Model, rng: np.random.Generator, m: int):
     """Closed form: moving the platform on its circle from the reference
     `theta0 = pi/12` to `theta` turns every leg rod about the vertical through its
@@ -186,9 +197,9 @@ def _spatial_parallelogram_candidates(model: Model, rng: np.random.Generator, m:
     for k, g in enumerate("ACEGKM"):
         gp = np.asarray(p[f"{g}.point"])
         qs[:, k, :3] = gp + _rotate_z(q0[k, :3] - gp, turn)
-        spun = jax.vmap(lambda w: quat_multiply(jnp.asarray(q0[k, 3:]), quat_exp(w)))(
-            jnp.asarray(np.stack([spin[:, k], 0 * spin[:, k], 0 * spin[:, k]], -1)))
-        qs[:, k, 3:] = np.asarray(jax.vmap(quat_multiply)(jnp.asarray(_quat_z(turn)), spun))
+        # Spin about the rod's own x axis (body frame), then turn about the vertical.
+        spun = _quat_mul(np, q0[k, 3:], _axis_quat(np, np.array([1.0, 0.0, 0.0]), spin[:, k]))
+        qs[:, k, 3:] = _quat_mul(np, _axis_quat(np, np.array([0.0, 0.0, 1.0]), turn), spun)
     centre = _rotate_z(q0[6, :3], turn)
     qs[:, 6, :3] = centre
     start = centre + np.asarray(p["P.point"]) - q0[6, :3]
@@ -201,27 +212,6 @@ def _spatial_parallelogram_candidates(model: Model, rng: np.random.Generator, m:
         qs[:, k, 3:] = quat
         start = start + ROD_LENGTH * axis
     return qs.reshape(m, -1), np.zeros(m)
-
-
-def _along_path(driven: Model, ts: np.ndarray, lo: float, hi: float, q_start=None) -> np.ndarray:
-    """Configurations of a fully driven model at the times `ts` in `[lo, hi]`, on the
-    branch through its configuration `q_start` at `t = 0` (default its reference
-    configuration; `lo <= 0 <= hi`).
-
-    One `jmbs.kinematics` run (continuation, each step warm-started from the last)
-    goes from `t = 0` up to `hi` and then down to `lo`, on a grid of step
-    `CONTINUATION_STEP` with the sample times merged into the downward pass; its
-    length depends only on `len(ts)`, so it compiles once per sample size.
-    """
-    up = np.linspace(0.0, hi, int(math.ceil(hi / CONTINUATION_STEP)) + 1)
-    down = np.linspace(hi, lo, int(math.ceil((hi - lo) / CONTINUATION_STEP)) + 1)[1:]
-    merged = np.concatenate([down, ts])
-    order = np.argsort(-merged, kind="stable")
-    grid = np.concatenate([up, merged[order]])
-    q = np.asarray(kinematics(driven, grid, q_start).q)[len(up):]
-    where = np.empty(len(merged), int)
-    where[order] = np.arange(len(merged))
-    return q[where[len(down):]]
 
 
 def _gripper_candidates(name: str, model: Model, rng: np.random.Generator, m: int):
@@ -250,20 +240,19 @@ def _gripper_candidates(name: str, model: Model, rng: np.random.Generator, m: in
     return qs.reshape(m, -1), (t if has_drivers else np.zeros(m))
 
 
-def _wrap(angle):
-    return (angle + math.pi) % (2 * math.pi) - math.pi
-
-
-def _bricard_candidates(model: Model, driven: Model, rng: np.random.Generator, m: int):
-    """Half of the candidates on each half of the loop, by continuation in the
-    angle of J1 (`theta`) from the reference and from the configuration at
-    `theta = 0, psi = pi` (the chain with the even joints turned half a turn)."""
-    lo, hi = BRICARD_RANGE[0] + BRICARD_FOLD_MARGIN, BRICARD_RANGE[1] - BRICARD_FOLD_MARGIN
-    half = (m + 1) // 2
-    ts = rng.uniform(lo, hi, (2, half))
-    qa = _along_path(driven, ts[0], lo, hi)
-    qb = _along_path(driven, ts[1], lo, hi, _bricard_chain(model, (0.0, math.pi) * 3))
-    return np.concatenate([qa, qb])[:m], np.zeros(m)
+def _bricard_candidates(model: Model, rng: np.random.Generator, m: int):
+    """Closed form: a random angle in `BRICARD_RANGE` for the odd joints (or, as
+    often, the even ones: the relation is symmetric), the other angle from
+    `sin(theta) + sin(psi) + sin(theta) sin(psi) = 0` on either half of the loop,
+    and the chain turned by them."""
+    free = rng.uniform(*BRICARD_RANGE, m)
+    s = -np.sin(free) / (1 + np.sin(free))
+    other = np.arcsin(np.clip(s, -1.0, 1.0))
+    other = np.where(rng.integers(0, 2, m) == 1, math.pi - other, other)
+    swap = rng.integers(0, 2, m) == 1
+    theta, psi = np.where(swap, other, free), np.where(swap, free, other)
+    qs = np.stack([_bricard_chain(model, (a, b) * 3) for a, b in zip(theta, psi)])
+    return qs, np.zeros(m)
 
 
 def _bricard_chain(model: Model, angles) -> np.ndarray:
@@ -285,32 +274,6 @@ def _bricard_chain(model: Model, angles) -> np.ndarray:
 
 
 # ----- the manipulators: closed form in the joint angles -----
-# Written once for NumPy (batches of samples, nothing to compile) and jax.numpy
-# (the drivers' motions, traced): `xp` is either; leading dimensions broadcast.
-
-def _axis_rot(xp, axis, angle):
-    """Rotation matrices `(..., 3, 3)` about the unit `axis (3,)` by `angle (...)`."""
-    k = np.asarray(axis)
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    angle = xp.asarray(angle)[..., None, None]
-    return np.eye(3) + xp.sin(angle) * K + (1 - xp.cos(angle)) * (K @ K)
-
-
-def _axis_quat(xp, axis, angle):
-    """Quaternions `(..., 4)` of the rotations by `angle (...)` about the unit `axis`."""
-    angle = xp.asarray(angle)[..., None]
-    return xp.concatenate([xp.cos(angle / 2), xp.sin(angle / 2) * np.asarray(axis)], axis=-1)
-
-
-def _quat_mul(xp, a, b):
-    w1, v1, w2, v2 = a[..., :1], a[..., 1:], b[..., :1], b[..., 1:]
-    return xp.concatenate([w1 * w2 - xp.sum(v1 * v2, axis=-1, keepdims=True),
-                           w1 * v2 + w2 * v1 + xp.cross(v1, v2)], axis=-1)
-
-
-def _apply(R, x):
-    return (R @ x[..., None])[..., 0]
-
 
 class _ManipulatorPose:
     """Closed-form configurations of `redundant_manipulator` from the changes of its
@@ -406,39 +369,31 @@ def _manipulator_candidates(model: Model, rng: np.random.Generator, m: int):
 # ----- the rank check -----
 
 @eqx.filter_jit
-def _singular_values(model, qs, ts):
-    return jax.vmap(lambda q, t: jnp.linalg.svd(constraint_matrix(model, q, t), compute_uv=False))(qs, ts)
-
-
-@eqx.filter_jit
-def _residuals(model, qs, ts):
+def _check(model: Model, qs, ts):
+    """Per configuration: the singular values of `C` and `max |Phi|` (one compilation)."""
     hol = jnp.asarray(model.holonomic_rows)
-    return jax.vmap(lambda q, t: jnp.max(jnp.abs(jnp.where(hol, phi(model, q, t), 0.0)),
-                                         initial=0.0))(qs, ts)
 
+    def one(q, t):
+        s = jnp.linalg.svd(constraint_matrix(model, q, t), compute_uv=False)
+        return s, jnp.max(jnp.abs(jnp.where(hol, phi(model, q, t), 0.0)), initial=0.0)
 
-def _rank_and_gap(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rel = s / s[..., :1]
-    rank = np.sum(rel > RANK_RTOL, axis=-1)
-    return rank, rel
+    return jax.vmap(one)(qs, ts)
 
 
 def reference_rank(model: Model) -> int:
     """Rank of the constraint matrix at the reference configuration (`t = 0`)."""
-    s = np.asarray(_singular_values(model, model.q0[None], jnp.zeros(1)))
-    return int(_rank_and_gap(s)[0][0])
+    s = np.asarray(_check(model, jnp.repeat(model.q0[None], CHUNK, axis=0), jnp.zeros(CHUNK))[0][0])
+    return int(np.sum(s > RANK_RTOL * s[0]))
 
 
 def _nonsingular(model: Model, qs: np.ndarray, ts: np.ndarray, rank: int) -> np.ndarray:
     """Which configurations close the constraints and have rank `rank` with a clear gap."""
-    s = np.asarray(_singular_values(model, jnp.asarray(qs), jnp.asarray(ts)))
+    s, res = (np.asarray(x) for x in _check(model, jnp.asarray(qs), jnp.asarray(ts)))
     rel = s / s[:, :1]
     ok = (rel[:, rank - 1] > MIN_GAP) if rank > 0 else np.ones(len(qs), bool)
     if rank < s.shape[1]:
         ok &= rel[:, rank] < RANK_RTOL
-    res = np.asarray(_residuals(model, jnp.asarray(qs), jnp.asarray(ts)))
-    scale = np.maximum(1.0, np.abs(qs).max(axis=1))
-    return ok & (res < 1e-10 * scale)
+    return ok & (res < 1e-10 * np.maximum(1.0, np.abs(qs).max(axis=1)))
 
 
 def random_configurations(name: str, n: int, seed: int = 0) -> tuple[Model, np.ndarray, np.ndarray]:
@@ -454,59 +409,63 @@ def random_configurations(name: str, n: int, seed: int = 0) -> tuple[Model, np.n
 
     How they are drawn (each candidate is then checked to close the constraints
     and to have the reference configuration's rank with a gap `sigma_r / sigma_1 >
-    MIN_GAP`; the others are replaced by new draws):
+    MIN_GAP` in its constraint matrix; the others are replaced by new draws):
 
-    - mobile robot: closed form (`mobile_robot_configuration`) at random steering
-      angles within +-80 degrees (the dead centres are at +-90), random hitch angles
-      and random platform poses. The model's driver is `f(t) = t`, so `t` is the
-      slide `d`.
-    - grippers: the Cr angle from the reference, `t`, uniform in `GRIPPER_RANGE`
-      (inside the folds of the reference branch), by continuation. The driven
-      variants drive Cr with `f(t) = t` (and Bt consistently).
-    - manipulators: the paper's manipulator with its drives following a
-      Lissajous curve in time (`dA`: `3 sin t` rad, `dHc`, `dLc`: `0.15 sin(sqrt 2 t)`
-      m, `dIc`: `0.15 sin(sqrt 3 t)` m), at random times in `(0, 60)`, by continuation.
-    - spatial parallelogram: the platform at a random `theta` in
-      `(-pi/2 + 0.15, pi/2 - 0.15)` on its circle (closed form), the rods spun
-      about their axes and the pendulum in random orientations.
-    - planar parallelogram: the cranks at random angles (closed form), away from
-      the horizontal singular positions.
-    - Bricard: the angle of J1 from the reference, by continuation with J1
-      driven, over its range `(-pi/6, 7 pi/6)` on the branch, away from the
-      singular configurations at both ends and at `pi/2`.
+    - `mobile_robot`: closed form (`mobile_robot_configuration`) at random
+      steering angles within +-80 degrees (the dead centres are at +-90), random
+      hitch angles and random platform poses. The model's driver is `f(t) = t`,
+      so `t` is the slide `d` of the steering slider.
+    - grippers: closed form (`gripper_slide`) at a random angle `t` of Cr from the
+      reference, within `GRIPPER_RANGE` (inside the folds of the branch). The
+      driven variants drive Cr with `f(t) = t` (and Bt consistently).
+    - manipulators: closed form in the joint angles, which follow a Lissajous
+      curve in time (turret `3 sin t`, boom `0.4 sin(sqrt 2 t)`, arm `0.5
+      sin(sqrt 3 t)` rad from the paper's configuration), at random times in
+      `(0, 200)`; the drivers follow the turret angle and the two cylinder slides.
+    - `spatial_parallelogram`: closed form: the platform at a random `theta` in
+      `(-pi/2 + 0.15, pi/2 - 0.15)` on its circle, the rods spun about their
+      axes, the pendulum in random orientations.
+    - `parallelogram`: closed form: the cranks at random angles, at least 0.15 rad
+      from the horizontal (singular) positions.
+    - `bricard`: closed form on its motion loop: the odd joints turn by `theta`,
+      the even ones by `psi`, `sin(theta) + sin(psi) + sin(theta) sin(psi) = 0`,
+      each over `(-pi/6, 7 pi/6)` (twice round the loop).
 
-    **Returns:** `(model, qs (n, nq), ts (n,))`: the model to analyse them with (for
-    the manipulators and the driven grippers, a copy of the bundled model whose
-    drivers move with `t`; its reference configuration is the paper's) and the
-    configurations and times, with `jmbs.phi(model, qs[k], ts[k]) = 0`.
+    **Returns:** `(model, qs (n, nq), ts (n,))`: the model to analyse them with and
+    the configurations and times, `jmbs.phi(model, qs[k], ts[k]) = 0`. The model is
+    the bundled one in its reference configuration (the paper's), except that the
+    drivers of the driven grippers, the mobile robot and the manipulators move
+    with `t` as described (their rows of the constraint matrix do not depend on
+    the motion). Models are cached: repeated calls return the same model, so
+    compiled code is reused. Mechanisms without drivers get `ts = 0`.
 
     **Raises:** `ValueError` for an unknown name; `RuntimeError` if too few
     nonsingular configurations are found.
     """
-    model, driven = _models(name)
+    model = _model(name)
     if n < 0:
         raise ValueError(f"n must be non-negative, got {n}")
     rng = np.random.default_rng(seed)
     rank = reference_rank(model)
-    m = max(16, n + n // 4)  # candidates per round (one shape: compiled once per n)
     kept_q, kept_t, count = [], [], 0
-    for _ in range(8):
+    # Candidates come in chunks of one size, so the compiled check serves every n; a
+    # chunk is mostly accepted.
+    for _ in range(2 * math.ceil(n / CHUNK) + 4):
         if count >= n:
             break
-        ok = np.ones(m, bool)
         if name == "mobile_robot":
-            qs, ts = _robot_candidates(model, rng, m)
+            qs, ts = _robot_candidates(model, rng, CHUNK)
         elif name.startswith("gripper"):
-            qs, ts = _gripper_candidates(name, model, rng, m)
+            qs, ts = _gripper_candidates(name, model, rng, CHUNK)
         elif name.startswith("redundant_manipulator"):
-            qs, ts = _manipulator_candidates(model, rng, m)
+            qs, ts = _manipulator_candidates(model, rng, CHUNK)
         elif name == "parallelogram":
-            qs, ts = _parallelogram_candidates(model, rng, m)
+            qs, ts = _parallelogram_candidates(model, rng, CHUNK)
         elif name == "spatial_parallelogram":
-            qs, ts = _spatial_parallelogram_candidates(model, rng, m)
+            qs, ts = _spatial_parallelogram_candidates(model, rng, CHUNK)
         else:
-            qs, ts = _bricard_candidates(model, driven, rng, m)
-        ok &= _nonsingular(model, qs, ts, rank)
+            qs, ts = _bricard_candidates(model, rng, CHUNK)
+        ok = _nonsingular(model, qs, ts, rank)
         kept_q.append(qs[ok])
         kept_t.append(ts[ok])
         count += int(ok.sum())
