@@ -42,6 +42,12 @@ def test_solvability_gripper(tmp_path):
         assert all(v == (1 if k.startswith("drive") else 2) for k, v in r["set_rank"].items()), name
         assert r["matches"] and r["methods_agree_reference"] and r["methods_agree_sweep"], name
         assert r["pattern_everywhere"] and r["sweep_ranks"] == {m: [rank] for m in r["sweep_ranks"]}, name
+    # At the dead point of the Bt drive (the common slide stationary) the Cr torque is
+    # unique, with the rank unchanged.
+    over = res["gripper_overactuated"]
+    assert abs(over["dead_point_t"] + 0.0973) < 1e-3 and over["dead_point_rank"] == 12
+    assert {k for k, u in over["dead_point_unique"].items() if u} == {"drive_Cr"}
+    assert over["dead_point_methods_agree"]
     assert (tmp_path / "solvability_gripper.txt").exists()
 
 
