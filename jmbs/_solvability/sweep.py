@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from .._model import Model
 from .base import AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
+from .qr import QR
 from .report import characteristic_lengths, check_configuration, decisions_at, element_sets, resolve_method
 
 DEFAULT_BATCH = 2048
@@ -95,6 +96,8 @@ def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_si
     bs = min(batch_size or DEFAULT_BATCH, max(n, 1))
     sets = element_sets(model)
     L = characteristic_lengths(model)
+    # Methods that analyse the same matrix share its compiled batch code.
+    route = m if type(m).matrix is not AbstractSolvabilityMethod.matrix else QR()
     chunks = []
     n_chunks = math.ceil(n / bs)
     show = n_chunks > 1 if progress is None else progress
@@ -104,7 +107,7 @@ def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_si
         if pad:
             q = np.concatenate([q, np.repeat(q[-1:], pad, axis=0)])
             t = np.concatenate([t, np.repeat(t[-1:], pad)])
-        Cs = _matrices(model, m, jnp.asarray(q), jnp.asarray(t))
+        Cs = _matrices(model, route, jnp.asarray(q), jnp.asarray(t))
         dec = jax.device_get(_decide_batch(m, Cs, L, model.dim, sets))
         chunks.append(jax.tree.map(lambda x: x[: bs - pad], dec))
     dec = jax.tree.map(lambda *x: np.concatenate(x), *chunks)
