@@ -19,14 +19,17 @@
 # Run: `.venv/bin/python experiments/solvability_gripper.py [--short] [--out DIR]`
 
 # %%
-import argparse
-import json
+import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 
 import jmbs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import format_table, run, verdict, write_outputs  # noqa: E402
+
 from jmbs.examples import gripper_slide, random_configurations
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
@@ -45,17 +48,6 @@ PAPER = {
         **{k: ("!= 0", 2, "N") for k in ("Bt", "Ct", "Dt", "Br", "Cr", "Er")},
         "drive_Cr": ("!= 0", 1, "N"), "drive_Bt": ("!= 0", 1, "N")}),
 }
-
-
-def verdict(unique) -> str:
-    return "U" if unique else "N"
-
-
-def format_table(head, rows) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = "  ".join(f"{{:{w}}}" for w in widths)
-    return "\n".join([line.format(*head), line.format(*("-" * w for w in widths)),
-                      *(line.format(*map(str, r)) for r in rows)])
 
 
 def paper_table(name: str, model) -> tuple[str, dict]:
@@ -168,17 +160,10 @@ def main(short: bool = False, out: Path | None = None) -> dict:
         results[name] = {**res, **agree}
         texts.append(f"{table}\n{summary}\n")
         print(texts[-1])
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "solvability_gripper.txt").write_text("\n".join(texts))
-        (out / "solvability_gripper.json").write_text(json.dumps(results, indent=1))
+    write_outputs(out, "solvability_gripper", texts, results)
     return results
 
 
 # %%
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--short", action="store_true", help="fewer random configurations")
-    parser.add_argument("--out", type=Path, default=None, help="folder for the tables (txt, json)")
-    args = parser.parse_args()
-    main(args.short, args.out)
+    run(main, __doc__)

@@ -12,14 +12,18 @@
 # Run: `.venv/bin/python experiments/solvability_mobile_robot.py [--short] [--out DIR]`
 
 # %%
-import argparse
 import json
+import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 
 import jmbs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import format_table, run  # noqa: E402
+
 from jmbs import examples
 from jmbs.examples import random_configurations
 from jmbs.examples.mobile_robot import slider_displacement
@@ -29,13 +33,6 @@ BATCH = 256  # configurations per compiled sweep call (the tests use the same)
 PAPER_RANKS = {"rank(Phi_q)": 17, "rank(Psi)": 4, "r": 20, "p": 2}
 PAPER = {**{k: "U" for k in ("A", "D", "E", "F", "G", "H", "drive", "W5")},
          **{k: "N" for k in ("B", "C", "W1", "W2", "W3", "W4")}}
-
-
-def format_table(head, rows) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = "  ".join(f"{{:{w}}}" for w in widths)
-    return "\n".join([line.format(*head), line.format(*("-" * w for w in widths)),
-                      *(line.format(*map(str, r)) for r in rows)])
 
 
 def ranks(model, qs, ts) -> dict[str, np.ndarray]:
@@ -135,8 +132,4 @@ def main(short: bool = False, out: Path | None = None) -> dict:
 
 # %%
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--short", action="store_true", help="fewer configurations")
-    parser.add_argument("--out", type=Path, default=None, help="folder for the tables (txt, json)")
-    args = parser.parse_args()
-    main(args.short, args.out)
+    run(main, __doc__)

@@ -20,26 +20,23 @@
 # Run: `.venv/bin/python experiments/solvability_parallelogram_bricard.py [--short] [--out DIR]`
 
 # %%
-import argparse
 import json
+import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 
 import jmbs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import format_table, run  # noqa: E402
+
 from jmbs.examples import random_configurations
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)
 CTOL = 1e-6  # the methods' default criterion tolerance
-
-
-def format_table(head, rows) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = "  ".join(f"{{:{w}}}" for w in widths)
-    return "\n".join([line.format(*head), line.format(*("-" * w for w in widths)),
-                      *(line.format(*map(str, r)) for r in rows)])
 
 
 def sweeps(model, qs, ts) -> dict:
@@ -156,8 +153,8 @@ def bricard(n: int) -> tuple[str, dict]:
 def main(short: bool = False, out: Path | None = None) -> dict:
     n = 100 if short else 1000
     texts, results = [], {}
-    for name, run in (("parallelogram", parallelogram), ("bricard", bricard)):
-        text, results[name] = run(n)
+    for name, analyse in (("parallelogram", parallelogram), ("bricard", bricard)):
+        text, results[name] = analyse(n)
         texts.append(text)
         print(text + "\n")
     if out is not None:
@@ -169,8 +166,4 @@ def main(short: bool = False, out: Path | None = None) -> dict:
 
 # %%
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--short", action="store_true", help="fewer random configurations")
-    parser.add_argument("--out", type=Path, default=None, help="folder for the tables (txt, json)")
-    args = parser.parse_args()
-    main(args.short, args.out)
+    run(main, __doc__)

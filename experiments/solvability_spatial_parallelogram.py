@@ -17,14 +17,18 @@
 # Run: `.venv/bin/python experiments/solvability_spatial_parallelogram.py [--short] [--out DIR]`
 
 # %%
-import argparse
 import json
+import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 
 import jmbs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import format_table, run  # noqa: E402
+
 from jmbs.examples import random_configurations
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
@@ -32,13 +36,6 @@ BATCH = 256  # configurations per compiled sweep call (the tests use the same)
 GROUND = ("A", "C", "E", "G", "K", "M")
 PAPER = {**{k: "N" for k in "ABCDEFGH"}, **{k: "U" for k in "KLMNPQR"}}
 PAPER_G = (18, 17)  # size and rank of the ground-connection matrix
-
-
-def format_table(head, rows) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = "  ".join(f"{{:{w}}}" for w in widths)
-    return "\n".join([line.format(*head), line.format(*("-" * w for w in widths)),
-                      *(line.format(*map(str, r)) for r in rows)])
 
 
 def rank_of(A, rtol: float = 1e-9) -> tuple[int, np.ndarray]:
@@ -142,8 +139,4 @@ def main(short: bool = False, out: Path | None = None) -> dict:
 
 # %%
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--short", action="store_true", help="fewer random configurations")
-    parser.add_argument("--out", type=Path, default=None, help="folder for the tables (txt, json)")
-    args = parser.parse_args()
-    main(args.short, args.out)
+    run(main, __doc__)
