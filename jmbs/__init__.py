@@ -12,12 +12,21 @@ from ._assembly import constraint_matrix as constraint_matrix  # noqa: E402
 from ._assembly import constraint_terms as constraint_terms  # noqa: E402
 from ._assembly import gamma as gamma  # noqa: E402
 from ._assembly import generalized_forces as generalized_forces  # noqa: E402
+from ._assembly import inverse_mass_matrix as inverse_mass_matrix  # noqa: E402
 from ._assembly import kinematic_matrix as kinematic_matrix  # noqa: E402
 from ._assembly import mass_matrix as mass_matrix  # noqa: E402
 from ._assembly import phi as phi  # noqa: E402
 from ._assembly import qdot as qdot  # noqa: E402
 from ._assembly import velocity_residual as velocity_residual  # noqa: E402
 from ._assembly import velocity_rhs as velocity_rhs  # noqa: E402
+from ._formulations.augmented_lagrangian import AugmentedLagrangian as AugmentedLagrangian  # noqa: E402
+from ._formulations.base import AbstractFormulation as AbstractFormulation  # noqa: E402
+from ._formulations.base import DynamicsTerms as DynamicsTerms  # noqa: E402
+from ._formulations.base import dynamics_terms as dynamics_terms  # noqa: E402
+from ._formulations.elimination import Elimination as Elimination  # noqa: E402
+from ._formulations.null_space import NullSpaceProjection as NullSpaceProjection  # noqa: E402
+from ._formulations.penalty import Penalty as Penalty  # noqa: E402
+from ._formulations.pseudoinverse import Pseudoinverse as Pseudoinverse  # noqa: E402
 from ._kinematics import AssemblyResult as AssemblyResult  # noqa: E402
 from ._kinematics import KinematicsSolution as KinematicsSolution  # noqa: E402
 from ._kinematics import assemble as assemble  # noqa: E402
@@ -30,6 +39,12 @@ from ._model import Body as Body  # noqa: E402
 from ._model import ElementInfo as ElementInfo  # noqa: E402
 from ._model import Model as Model  # noqa: E402
 from ._model import ModelBuilder as ModelBuilder  # noqa: E402
+from ._reactions import Reactions as Reactions  # noqa: E402
+from ._reactions import StateResult as StateResult  # noqa: E402
+from ._reactions import reactions as reactions  # noqa: E402
+from ._simulate import Solution as Solution  # noqa: E402
+from ._simulate import energy as energy  # noqa: E402
+from ._simulate import simulate as simulate  # noqa: E402
 from ._solvability.base import AbstractSolvabilityMethod as AbstractSolvabilityMethod  # noqa: E402
 from ._solvability.base import Decisions as Decisions  # noqa: E402
 from ._solvability.equilibrate import equilibrate as equilibrate  # noqa: E402
@@ -45,5 +60,7 @@ from ._solvability.sweep import SolvabilityPath as SolvabilityPath  # noqa: E402
 from ._solvability.sweep import SolvabilitySweep as SolvabilitySweep  # noqa: E402
 from ._solvability.sweep import solvability_path as solvability_path  # noqa: E402
 from ._solvability.sweep import solvability_sweep as solvability_sweep  # noqa: E402
+from ._stabilization import Baumgarte as Baumgarte  # noqa: E402
+from ._stabilization import Projection as Projection  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -187,6 +187,19 @@ def mass_matrix(model: Model) -> Float[Array, "nv nv"]:
 
 
 @_jitted
+def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
+    """`M^-1`, block by block (no dense inverse of the whole matrix)."""
+    d = model.dim
+    if d == 2:
+        return jnp.diag(1.0 / jnp.stack([model.mass, model.mass, model.inertia], axis=1).ravel())
+
+    def block(m, J):
+        return jnp.block([[jnp.eye(3) / m, jnp.zeros((3, 3))], [jnp.zeros((3, 3)), jnp.linalg.inv(J)]])
+
+    return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
+
+
+@_jitted
 def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv"]:
     """Gravity plus, in 3-D, the gyroscopic moments `-omega' x J' omega'`."""
     nb, d = model.n_bodies, model.dim

@@ -1,0 +1,1 @@
+"""Dynamics formulations: one file per member, `base.py` for the shared parts."""

@@ -1,0 +1,104 @@
+"""The dynamics formulations' family: `v_dot` and `lambda` from one state.
+
+Every formulation solves `M v_dot + C^T lambda = F` together with the
+constraints (`C v_dot = Gamma`, or a compliance law for `Penalty`). They
+differ where the constraints are redundant: in how `v_dot` is found and
+which of the infinitely many multiplier vectors they report.
+"""
+
+import abc
+from collections.abc import Mapping
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool, Float
+
+from .._assembly import constraint_terms, generalized_forces, inverse_mass_matrix, mass_matrix, phi
+from .._model import Model
+
+
+class DynamicsTerms(eqx.Module):
+    """Everything a formulation needs at one state `(q, v, t)`.
+
+    `gamma` already contains the stabilization terms; `phi` is zero on the
+    Pfaffian rows; `velocity_error` is `C v + b`.
+    """
+
+    M: Float[Array, "nv nv"]
+    Minv: Float[Array, "nv nv"]
+    F: Float[Array, " nv"]
+    C: Float[Array, "nc nv"]
+    gamma: Float[Array, " nc"]
+    phi: Float[Array, " nc"]
+    velocity_error: Float[Array, " nc"]
+
+
+def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.0,
+                   beta: float = 0.0) -> DynamicsTerms:
+    """The terms at `(q, v, t)`; `alpha, beta` are Baumgarte's gains:
+    `C v_dot = Gamma - 2 alpha (C v + b) - beta^2 Phi`."""
+    C, b, gamma = constraint_terms(model, q, v, t)
+    hol = jnp.asarray(model.holonomic_rows)
+    residual = jnp.where(hol, phi(model, q, t), 0.0)
+    velocity_error = C @ v + b
+    if alpha or beta:
+        gamma = gamma - 2.0 * alpha * velocity_error - beta**2 * residual
+    return DynamicsTerms(mass_matrix(model), inverse_mass_matrix(model),
+                         generalized_forces(model, q, v, t), C, gamma, residual, velocity_error)
+
+
+def min_norm_solve(A: Array, b: Array, rtol: float) -> Array:
+    """Minimum-norm least-squares solution of the symmetric positive semidefinite
+    system `A x = b`; eigenvalues below `rtol * max` count as zero."""
+    w, U = jnp.linalg.eigh(A)
+    keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
+    inv = jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0)
+    return U @ (inv * (U.T @ b))
+
+
+def row_values(model: Model, values, what: str, default: float | None = None) -> np.ndarray:
+    """Per-row values `(nc,)` from a scalar or a mapping keyed by element name or
+    `"element.component"` (a component entry overrides its element's)."""
+    if not isinstance(values, Mapping):
+        return np.full(model.nc, float(values))
+    out = np.full(model.nc, np.nan if default is None else default)
+    for key in sorted(values, key=lambda k: "." in k):  # elements first, then components
+        name, _, comp = key.partition(".")
+        try:
+            info = model.element(name)
+        except ValueError as err:
+            raise ValueError(f"{what}: {err}") from None
+        a, _ = info.rows
+        if comp:
+            if comp not in info.components:
+                raise ValueError(f"{what}: element {name!r} has no component {comp!r}; its "
+                                 f"components are {', '.join(info.components)}")
+            out[a + info.components.index(comp)] = float(values[key])
+        else:
+            out[model.rows(name)] = float(values[key])
+    missing = sorted({model.element_of_row(i) for i in np.flatnonzero(np.isnan(out))})
+    if missing:
+        raise ValueError(f"{what} gives no value for the elements {', '.join(missing)}; give one "
+                         "for every element (or a single number for all of them)")
+    return out
+
+
+class AbstractFormulation(eqx.Module):
+    """A way of solving the equations of motion of a (possibly redundantly)
+    constrained system at one state."""
+
+    def prepare(self, model: Model, q: Array, t: float) -> "AbstractFormulation":
+        """Host-side, once per run: resolve element names into rows and check the
+        choice against the model at `(q, t)`. Returns the formulation to trace."""
+        return self
+
+    @abc.abstractmethod
+    def solve(self, terms: DynamicsTerms) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:
+        """`(v_dot, lambda)` at one state."""
+
+    def rigid_rows(self, model: Model) -> Bool[Array, " nc"] | np.ndarray:
+        """Rows treated as rigid constraints (their reactions' uniqueness is decided
+        by the solvability analysis); the others' reactions are set by a compliance
+        law and are unique."""
+        return np.ones(model.nc, bool)

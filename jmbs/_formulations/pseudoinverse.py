@@ -1,0 +1,47 @@
+"""Pseudoinverse: the minimum-norm multipliers of `C M^-1 C^T lambda = C M^-1 F - Gamma`."""
+
+from collections.abc import Mapping
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._model import Model
+from .base import AbstractFormulation, DynamicsTerms, min_norm_solve, row_values
+
+
+class Pseudoinverse(AbstractFormulation):
+    """`lambda = (C M^-1 C^T)^+ (C M^-1 F - Gamma)`, `v_dot = M^-1 (F - C^T lambda)`
+    (paper 004, eq. 38, with the inverse replaced by the pseudoinverse).
+
+    Among all multipliers that produce the motion, this picks the one of
+    least norm `lambda^T W lambda`.
+
+    **Arguments:**
+    - `weights`: `None` (plain norm), a positive number per element or per
+      `"element.component"` (a mapping), giving `W = diag(weights)`: a larger
+      weight makes that component carry less of the redundant load.
+    - `rtol`: eigenvalues of `C M^-1 C^T` below `rtol` times the largest
+      count as zero.
+    """
+
+    weights: Mapping[str, float] | None = None
+    rtol: float = 1e-12
+    row_weights: tuple[float, ...] | None = None  # resolved by `prepare`
+
+    def prepare(self, model: Model, q, t) -> "Pseudoinverse":
+        if self.weights is None:
+            return self
+        w = row_values(model, self.weights, "Pseudoinverse(weights=...)")
+        if np.any(w <= 0):
+            bad = sorted({model.element_of_row(i) for i in np.flatnonzero(w <= 0)})
+            raise ValueError(f"Pseudoinverse(weights=...): weights must be positive; "
+                             f"check the elements {', '.join(bad)}")
+        return Pseudoinverse(self.weights, self.rtol, tuple(float(x) for x in w))
+
+    def solve(self, terms: DynamicsTerms):
+        C, Minv, F = terms.C, terms.Minv, terms.F
+        s = 1.0 if self.row_weights is None else 1.0 / jnp.sqrt(jnp.asarray(self.row_weights))
+        Cs = C * jnp.reshape(s, (-1, 1)) if self.row_weights is not None else C
+        mu = min_norm_solve(Cs @ Minv @ Cs.T, Cs @ (Minv @ F) - s * terms.gamma, self.rtol)
+        lam = s * mu
+        return Minv @ (F - C.T @ lam), lam

@@ -1,0 +1,159 @@
+"""Multipliers -> physical reactions (wrenches on body j), with their uniqueness."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool, Float
+
+from ._assembly import _group_inputs
+from ._formulations.base import dynamics_terms
+from ._formulations.null_space import NullSpaceProjection
+from ._model import Model
+from ._solvability.base import Decisions
+from ._solvability.equilibrate import equilibrate
+from ._solvability.nullspace import NullSpace
+from ._solvability.report import element_sets
+
+
+def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
+    """`(point, force, torque)` of every element, `(ne, dim)`, `(ne, dim)`, `(ne, 1 | 3)`:
+    the wrench the element applies to its body j (about `point`, global frame),
+    from the component values `x = -lambda`. Zero for user constraints."""
+    ne, dim = len(model.element_specs), model.dim
+    nrot = 1 if dim == 2 else 3
+    lam_g = lam if model.row_order is None else jnp.zeros_like(lam).at[np.asarray(model.row_order)].set(lam)
+    point, force, torque = jnp.zeros((ne, dim)), jnp.zeros((ne, dim)), jnp.zeros((ne, nrot))
+    start = 0
+    for g in model.groups:
+        qs, _ = _group_inputs(model, g, q, None)
+        n = len(g.names)
+        m = len(g.components) if n else 0
+        x = -lam_g[start:start + n * m].reshape(n, m)
+        start += n * m
+        w = g.wrenches(qs, t)
+        if w is None:
+            continue
+        P, Fu, Mu = w
+        idx = np.asarray([model._element_index(name) for name in g.names])
+        point = point.at[idx].set(P)
+        force = force.at[idx].set(jnp.einsum("nm,nmd->nd", x, Fu))
+        torque = torque.at[idx].set(jnp.einsum("nm,nmd->nd", x, Mu))
+    return point, force, torque
+
+
+def uniqueness(model: Model, C: Array, rigid: np.ndarray) -> tuple[Array, Array]:
+    """`(unique (ne,), component_unique (nc,))` at one configuration with matrix `C`.
+
+    Rows that are not `rigid` (compliant) have reactions set by their
+    compliance law, hence unique; the rigid rows are decided by the null-space
+    method on their own rows of `C`.
+    """
+    sets = element_sets(model)
+    rigid = np.asarray(rigid, bool)
+    if not rigid.any():
+        return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool)
+    C = equilibrate(model, C)[rigid]
+    d: Decisions = NullSpace().decide(C, jnp.asarray(sets[:, rigid]))
+    comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
+    return jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp
+
+
+class Reactions(eqx.Module):
+    """Reactions of every element at one state or along a trajectory (leading axes `...`).
+
+    The values are those of the formulation that produced them; where
+    `is_unique(name)` is False, they are one of infinitely many answers that
+    give the same motion (another formulation gives another), not a fact
+    about the mechanism.
+    """
+
+    element_names: tuple[str, ...] = eqx.field(static=True)
+    element_rows: tuple[tuple[int, int], ...] = eqx.field(static=True)
+    multipliers: Float[Array, "... nc"]
+    points: Float[Array, "... ne dim"]
+    forces: Float[Array, "... ne dim"]
+    torques: Float[Array, "... ne nrot"]
+    unique: Bool[Array, "... ne"]
+    component_unique: Bool[Array, "... nc"]
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.element_names.index(name)
+        except ValueError:
+            raise ValueError(f"unknown element {name!r}; the elements are "
+                             f"{', '.join(self.element_names)}") from None
+
+    def force(self, name: str) -> Array:
+        """Force on body j, global frame, `(..., dim)`."""
+        return self.forces[..., self._index(name), :]
+
+    def torque(self, name: str) -> Array:
+        """Torque on body j about the element's point: `(...,)` planar, `(..., 3)` spatial."""
+        t = self.torques[..., self._index(name), :]
+        return t[..., 0] if t.shape[-1] == 1 else t
+
+    def point(self, name: str) -> Array:
+        """The point the torque is taken about (joint or contact point), `(..., dim)`."""
+        return self.points[..., self._index(name), :]
+
+    def components(self, name: str) -> Array:
+        """The element's reaction components (`-lambda`: force or torque on body j
+        along each constraint direction, e.g. a driver's driving force), `(..., m)`."""
+        a, b = self.element_rows[self._index(name)]
+        return -self.multipliers[..., a:b]
+
+    def is_unique(self, name: str) -> Array:
+        """Whether the element's reaction is uniquely determined, `(...)`."""
+        return self.unique[..., self._index(name)]
+
+    def unique_components(self, name: str) -> Array:
+        """Uniqueness of each component, `(..., m)`."""
+        a, b = self.element_rows[self._index(name)]
+        return self.component_unique[..., a:b]
+
+
+def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndarray,
+                    C: Array) -> Reactions:
+    """The `Reactions` of one state (vmap for a trajectory), given `C` there."""
+    point, force, torque = element_wrenches(model, q, t, lam)
+    unique, comp = uniqueness(model, C, rigid)
+    return Reactions(model.element_names, model.element_rows, lam, point, force, torque, unique, comp)
+
+
+class StateResult(eqx.Module):
+    """`jmbs.reactions` at one state: accelerations, multipliers and reactions."""
+
+    v_dot: Float[Array, " nv"]
+    reactions: Reactions
+
+
+def reactions(model: Model, q, v, t=0.0, formulation=None) -> StateResult:
+    """Accelerations and reactions at one state `(q, v, t)`.
+
+    A pure function of arrays once the formulation is prepared: `jax.vmap`
+    over `q, v, t` (a trajectory or a batch) and `jax.grad` through it work.
+
+    **Arguments:**
+    - `model`: the model.
+    - `q`, `v`: state `(nq,)`, `(nv,)`; they should satisfy the constraints
+      (see `jmbs.assemble`, `jmbs.consistent_velocity`).
+    - `t`: time.
+    - `formulation`: default `jmbs.NullSpaceProjection()`. It is prepared
+      (`prepare`) at `model.q0` when called with traced values.
+
+    **Returns:** a `StateResult` with `v_dot` and `reactions`.
+    """
+    formulation = NullSpaceProjection() if formulation is None else formulation
+    q, v = jnp.asarray(q, dtype=float), jnp.asarray(v, dtype=float)
+    t = jnp.asarray(t, dtype=float)
+    concrete = not isinstance(q, jax.core.Tracer) and not isinstance(t, jax.core.Tracer)
+    formulation = formulation.prepare(model, q if concrete else model.q0, t if concrete else 0.0)
+    return _reactions(model, formulation, q, v, t)
+
+
+@eqx.filter_jit
+def _reactions(model, formulation, q, v, t):
+    terms = dynamics_terms(model, q, v, t)
+    v_dot, lam = formulation.solve(terms)
+    return StateResult(v_dot, build_reactions(model, q, t, lam, formulation.rigid_rows(model), terms.C))
