@@ -1,11 +1,22 @@
 """jmbs: rigid multibody systems with redundant constraints, in JAX.
 
-Importing jmbs enables 64-bit floats in JAX (`jax_enable_x64`).
+Importing jmbs enables 64-bit floats in JAX (`jax_enable_x64`) and, unless
+`JMBS_KEEP_XLA_FLAGS=1` is set or JAX's CPU backend is already running, adds
+`--xla_cpu_multi_thread_eigen=false` to `XLA_FLAGS`: on machines with few
+cores, batched LAPACK calls (vmapped SVD, QR, eigh, as in batched
+simulations) can deadlock XLA's CPU thread pool, and jmbs's small matrices
+gain nothing from intra-op threads.
 """
 
-import jax
+import os
 
-jax.config.update("jax_enable_x64", True)
+_flags = os.environ.get("XLA_FLAGS", "")
+if os.environ.get("JMBS_KEEP_XLA_FLAGS") != "1" and "xla_cpu_multi_thread_eigen" not in _flags:
+    os.environ["XLA_FLAGS"] = (_flags + " --xla_cpu_multi_thread_eigen=false").strip()
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)  # noqa: E402
 
 from . import examples as examples  # noqa: E402
 from ._assembly import constraint_matrix as constraint_matrix  # noqa: E402

@@ -47,7 +47,7 @@ class Solution(eqx.Module):
     q: Float[Array, "T nq"]
     v: Float[Array, "T nv"]
     v_dot: Float[Array, "T nv"]
-    reactions: Reactions
+    reactions: Reactions | None
     violation: Float[Array, " T"]
     velocity_violation: Float[Array, " T"]
     energy: Float[Array, " T"]
@@ -122,12 +122,14 @@ def energy(model: Model, q: Array, v: Array) -> Array:
     return 0.5 * v @ mass_matrix(model) @ v - jnp.sum(model.mass * (r @ model.gravity))
 
 
-def _post(model: Model, formulation: AbstractFormulation, q: Array, v: Array, t: Array):
+def _post(model: Model, formulation: AbstractFormulation, q: Array, v: Array, t: Array,
+          with_reactions: bool = True):
     """Everything saved at one state, sharing one evaluation of the constraint terms:
     `(v_dot, reactions, position violation, velocity violation, energy)`."""
     terms = dynamics_terms(model, q, v, t)
     v_dot, lam = formulation.solve(terms)
-    reactions = build_reactions(model, q, t, lam, formulation.rigid_rows(model), terms.C)
+    reactions = (build_reactions(model, q, t, lam, formulation.rigid_rows(model), terms.C)
+                 if with_reactions else None)
     return (v_dot, reactions, jnp.max(jnp.abs(terms.phi), initial=0.0),
             jnp.max(jnp.abs(terms.velocity_error), initial=0.0), energy(model, q, v))
 
@@ -137,7 +139,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
              solver: diffrax.AbstractSolver | None = None, t0: float = 0.0, dt0: float | None = None,
              saveat=None, stepsize_controller: diffrax.AbstractStepSizeController | None = None,
              adjoint: diffrax.AbstractAdjoint | None = None, max_steps: int | None = 100_000,
-             throw: bool = True, q0=None, v0=None, initial_tol: float = 1e-6) -> Solution:
+             throw: bool = True, q0=None, v0=None, initial_tol: float = 1e-6,
+             reactions: bool = True) -> Solution:
     """Simulate the model from `t0` to `t1`.
 
     **Arguments:**
@@ -166,6 +169,10 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
       the constraints is projected onto them, with a warning saying by how
       much; beyond `initial_tol` (relative to the mechanism's size) it is
       rejected.
+    - `reactions`: compute the reactions and their uniqueness at the saved
+      times (a decomposition per saved state); `False` leaves
+      `Solution.reactions` as `None` (accelerations, violations and energy
+      are still computed).
 
     **Returns:** a `Solution`.
 
@@ -200,7 +207,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
     ts, qs, vs, result, stats = _integrate(
         model, formulation, stabilization, solver, stepsize_controller, adjoint, saveat,
         jnp.asarray(t0, float), jnp.asarray(t1, float), dt0, q0, v0, max_steps, not concrete)
-    sol = _solution(model, formulation, ts, qs, vs, result, stats)
+    sol = _solution(model, formulation, ts, qs, vs, result, stats, reactions)
     if throw:
         if concrete:
             if int(np.max(np.asarray(sol.result))) != SUCCESS:
@@ -283,10 +290,10 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
 
 
 @eqx.filter_jit
-def _solution(model, formulation, ts, qs, vs, result, stats) -> Solution:
+def _solution(model, formulation, ts, qs, vs, result, stats, with_reactions) -> Solution:
     """Accelerations, reactions, violations and energy at the saved states (compiled
     apart from the integration, so a new solver or time span reuses it)."""
     v_dot, reactions, viol, vviol, en = jax.vmap(
-        lambda q, v, t: _post(model, formulation, q, v, t))(qs, vs, ts)
+        lambda q, v, t: _post(model, formulation, q, v, t, with_reactions))(qs, vs, ts)
     result = jnp.where(jnp.all(jnp.isfinite(v_dot)) | (result != SUCCESS), result, NOT_FINITE)
     return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, result, stats)

@@ -65,7 +65,7 @@ def project(model: Model, q: Array, v: Array, t: Array, tol: float, max_iteratio
 
     def correction(C, err, rows):
         Ch = jnp.where(rows[:, None], C, 0.0)
-        return -Minv @ Ch.T @ min_norm_solve(Ch @ Minv @ Ch.T, jnp.where(rows, err, 0.0), 1e-12)
+        return -Minv @ Ch.T @ min_norm_solve(Ch @ Minv @ Ch.T, jnp.where(rows, err, 0.0), 1e-10)
 
     def cond(state):
         _, res, k, _, _ = state

@@ -48,11 +48,31 @@ def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.
                          generalized_forces(model, q, v, t), C, gamma, residual, velocity_error)
 
 
-def min_norm_solve(A: Array, b: Array, rtol: float) -> Array:
+def constraint_rank(model: Model, q, t, rtol: float, rows=None) -> int:
+    """Host-side: the rank of `C` (or of its `rows`) at a configuration on the
+    constraints, where redundant rows give singular values at rounding level."""
+    from .._assembly import constraint_matrix
+
+    C = np.asarray(constraint_matrix(model, q, t))
+    C = C if rows is None else C[np.asarray(rows)]
+    s = np.linalg.svd(C, compute_uv=False)
+    return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+
+
+def top_mask(n: int, rank: int | None) -> np.ndarray:
+    """`(n,)` mask of the `rank` leading positions (all when `rank` is None)."""
+    return np.arange(n) < (n if rank is None else rank)
+
+
+def min_norm_solve(A: Array, b: Array, rtol: float, rank: int | None = None) -> Array:
     """Minimum-norm least-squares solution of the symmetric positive semidefinite
-    system `A x = b`; eigenvalues below `rtol * max` count as zero."""
-    w, U = jnp.linalg.eigh(A)
-    keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
+    system `A x = b`: on its `rank` largest eigenvalues, or (`rank=None`) on those
+    above `rtol * max`."""
+    w, U = jnp.linalg.eigh(A)  # ascending
+    if rank is None:
+        keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
+    else:
+        keep = jnp.asarray(top_mask(w.shape[0], rank)[::-1]) & (w > 0)
     inv = jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0)
     return U @ (inv * (U.T @ b))
 

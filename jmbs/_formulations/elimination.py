@@ -42,11 +42,11 @@ class Elimination(AbstractFormulation):
     """
 
     eliminate: tuple[tuple[str, str], ...] | None = None
-    rtol: float = 1e-6
+    rtol: float = 1e-8
     keep_rows: tuple[int, ...] | None = None  # resolved by `prepare`
     rank: int | None = None
 
-    def __init__(self, eliminate: Sequence[tuple[str, str]] | None = None, rtol: float = 1e-6, *,
+    def __init__(self, eliminate: Sequence[tuple[str, str]] | None = None, rtol: float = 1e-8, *,
                  keep_rows=None, rank=None):
         if eliminate is not None:
             eliminate = tuple((str(e), str(c)) for e, c in eliminate)

@@ -4,11 +4,10 @@ from typing import Literal
 
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-import numpy as np
 from jaxtyping import Array
 
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms
+from .base import AbstractFormulation, DynamicsTerms, constraint_rank, top_mask
 
 
 def _solve_masked(A: Array, b: Array, keep: Array) -> Array:
@@ -39,34 +38,40 @@ class NullSpaceProjection(AbstractFormulation):
         at every evaluation, as step 6 of the paper suggests) and `nv - nc`
         independent ones, `V = [I; -J_2^-1 J_1]`. Needs independent
         constraints (no redundancy).
-    - `rtol`: singular values (or `|R_ii|`) below `rtol` times the largest
-      count as zero, deciding the rank at every evaluation. It must sit well
-      above the integrator's error: off the constraint manifold by `e`, a
+    - `rtol`: tolerance of the rank decision, made once by `prepare` at the
+      initial state (on the constraints) and kept for the run: off the
+      constraint manifold by `e` (as at an integrator's inner stages) a
       redundant row separates from the others by a singular value of order
-      `e`, and treating it as independent would amplify the inconsistent part
-      of `Gamma` by `1/e` (the motion then jitters and steps get rejected).
+      `e`, and deciding the rank there would amplify the inconsistent part of
+      `Gamma` by `1/e`. So the `rank` leading singular values (or pivots)
+      span the range at every evaluation.
+    - `rank`: set by `prepare`; give it to skip that (e.g. under `jax.vmap`
+      over models, where `prepare` cannot look at values).
     """
 
     basis: Literal["svd", "qr", "local"] = "svd"
-    rtol: float = 1e-6
+    rtol: float = 1e-8
+    rank: int | None = None
 
     def __check_init__(self):
         if self.basis not in ("svd", "qr", "local"):
             raise ValueError(f"NullSpaceProjection(basis={self.basis!r}): choose 'svd', 'qr' or 'local'")
 
     def prepare(self, model: Model, q, t) -> "NullSpaceProjection":
+        r = constraint_rank(model, q, t, self.rtol)
         if self.basis == "local":
-            from .._assembly import constraint_matrix
-
-            C = np.asarray(constraint_matrix(model, q, t))
-            s = np.linalg.svd(C, compute_uv=False)
-            r = int(np.sum(s > self.rtol * s[0])) if s.size else 0
             if r < model.nc:
                 raise ValueError(
                     f"NullSpaceProjection(basis='local') needs independent constraints, but this "
                     f"model has {model.nc} constraint rows of rank {r} (redundancy {model.nc - r}); "
                     "use basis='svd' or 'qr', which handle redundant constraints")
-        return self
+        return NullSpaceProjection(self.basis, self.rtol, r)
+
+    def _range(self, values: Array) -> Array:
+        """The leading `rank` positions (or, unprepared, the values above `rtol`)."""
+        if self.rank is not None:
+            return jnp.asarray(top_mask(values.shape[0], self.rank))
+        return values > self.rtol * values[0]
 
     def solve(self, terms: DynamicsTerms):
         M, F, C, gamma = terms.M, terms.F, terms.C, terms.gamma
@@ -75,7 +80,7 @@ class NullSpaceProjection(AbstractFormulation):
             U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
             V = Vt.T
             k = min(nc, nv)
-            rng = jnp.zeros(nv, bool).at[:k].set(s[:k] > self.rtol * s[0])
+            rng = jnp.zeros(nv, bool).at[:k].set(self._range(s[:k]))
             s_inv = jnp.where(rng[:k], 1.0 / jnp.where(rng[:k], s[:k], 1.0), 0.0)
             # Particular solution of C v = Gamma and the minimum-norm multipliers share the SVD.
             v_p = V[:, :k] @ (s_inv * (U[:, :k].T @ gamma))
@@ -88,7 +93,7 @@ class NullSpaceProjection(AbstractFormulation):
             Q, R, P = jsl.qr(C.T, pivoting=True)  # C^T[:, P] = Q R
             k = min(nc, nv)
             d = jnp.abs(jnp.diagonal(R)[:k])
-            rng = d > self.rtol * d[0]
+            rng = self._range(d)
             # C v = Gamma: R^T Q^T v = Gamma[P]; on the kept (leading) pivots.
             w = _solve_masked(R[:k, :k].T, gamma[P][:k], rng)
             v_p = Q[:, :k] @ w
@@ -102,5 +107,11 @@ class NullSpaceProjection(AbstractFormulation):
             V = jnp.zeros((nv, nv - nc)).at[P[nc:]].set(jnp.eye(nv - nc))
             V = V.at[P[:nc]].set(-jnp.linalg.solve(J2, J1))
             v_dot = jnp.linalg.solve(jnp.concatenate([V.T @ M, C]), jnp.concatenate([V.T @ F, gamma]))
-        lam = jnp.linalg.lstsq(C.T, F - M @ v_dot, rcond=self.rtol)[0]
-        return v_dot, lam
+        return v_dot, _min_norm_multipliers(C, F - M @ v_dot, self.rank)
+
+
+def _min_norm_multipliers(C: Array, g: Array, rank: int | None) -> Array:
+    """Minimum-norm `lambda` with `C^T lambda = g` on the leading `rank` singular values."""
+    U, s, Vt = jnp.linalg.svd(C, full_matrices=False)
+    keep = jnp.asarray(top_mask(s.shape[0], rank)) & (s > 0)
+    return U @ (jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0) * (Vt @ g))

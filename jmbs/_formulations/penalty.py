@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms, min_norm_solve, row_values
+from .base import AbstractFormulation, DynamicsTerms, constraint_rank, min_norm_solve, row_values
 
 
 class Penalty(AbstractFormulation):
@@ -35,12 +35,13 @@ class Penalty(AbstractFormulation):
     k: tuple[float, ...] | None = None  # per row, resolved by `prepare`
     d: tuple[float, ...] | None = None
     rigid_mask: tuple[bool, ...] | None = None
+    rigid_rank: int | None = None
 
     def __init__(self, stiffness=1e6, damping=0.0, rigid: Sequence[str] = (), *, k=None, d=None,
-                 rigid_mask=None):
+                 rigid_mask=None, rigid_rank=None):
         self.stiffness, self.damping = stiffness, damping
         self.rigid = (rigid,) if isinstance(rigid, str) else tuple(rigid)
-        self.k, self.d, self.rigid_mask = k, d, rigid_mask
+        self.k, self.d, self.rigid_mask, self.rigid_rank = k, d, rigid_mask, rigid_rank
 
     def prepare(self, model: Model, q, t) -> "Penalty":
         mask = np.zeros(model.nc, bool)
@@ -58,8 +59,9 @@ class Penalty(AbstractFormulation):
             bad = sorted({model.element_of_row(i) for i in np.flatnonzero(pfaffian & (d <= 0))})
             raise ValueError(f"Penalty: the Pfaffian elements {', '.join(bad)} have no position to "
                              "spring back to: give them a positive damping or list them in rigid=")
+        rank = constraint_rank(model, q, t, 1e-8, np.flatnonzero(mask)) if mask.any() else 0
         return Penalty(self.stiffness, self.damping, self.rigid, k=tuple(k), d=tuple(d),
-                       rigid_mask=tuple(mask))
+                       rigid_mask=tuple(bool(x) for x in mask), rigid_rank=rank)
 
     def rigid_rows(self, model: Model):
         return np.asarray(self.rigid_mask if self.rigid_mask is not None else np.zeros(model.nc, bool))
@@ -74,7 +76,8 @@ class Penalty(AbstractFormulation):
         F = terms.F - C.T @ lam
         if rigid.any():
             Cr = C[rigid]
-            lam_r = min_norm_solve(Cr @ Minv @ Cr.T, Cr @ (Minv @ F) - terms.gamma[rigid], 1e-12)
+            lam_r = min_norm_solve(Cr @ Minv @ Cr.T, Cr @ (Minv @ F) - terms.gamma[rigid], 1e-16,
+                                   self.rigid_rank)
             F = F - Cr.T @ lam_r
             lam = lam.at[np.flatnonzero(rigid)].set(lam_r)
         return Minv @ F, lam
