@@ -206,7 +206,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
         solver = _resolve_tolerances(solver, stepsize_controller)
     ts, qs, vs, result, stats = _integrate(
         model, formulation, stabilization, solver, stepsize_controller, adjoint, saveat,
-        jnp.asarray(t0, float), jnp.asarray(t1, float), dt0, q0, v0, max_steps, not concrete)
+        jnp.asarray(t0, float), jnp.asarray(t1, float), None if dt0 is None else jnp.asarray(dt0, float),
+        q0, v0, max_steps, not concrete)
     sol = _solution(model, formulation, ts, qs, vs, result, stats, reactions)
     if throw:
         if concrete:

@@ -15,8 +15,11 @@ class AugmentedLagrangian(AbstractFormulation):
 
     The leading matrix is positive definite even when `C` is rank deficient,
     so one Cholesky factorisation per evaluation serves all iterations. The
-    multiplier updates stay in the range of `C`, so starting from zero they
-    converge to the minimum-norm multipliers (those of `Pseudoinverse`).
+    rows of `C` are normalised to unit length first; the multiplier updates
+    stay in the range of the normalised `C`, so starting from zero they
+    converge to the multipliers of least norm after that scaling (those of
+    `Pseudoinverse` weighted by the squared row norms). Unique reactions are
+    the same as with every other formulation.
 
     **Arguments:**
     - `penalty`: `alpha` relative to the largest mass (rows of `C` are

@@ -86,7 +86,7 @@ class Elimination(AbstractFormulation):
         else:
             if self.rank is None:
                 raise ValueError("Elimination.solve called before prepare(model, q, t)")
-            _, _, P = jsl.qr(_normalized(C).T, pivoting=True, mode="r")
+            _, P = jsl.qr(_normalized(C).T, pivoting=True, mode="r")
             rows = P[: self.rank]
         Ck = C[rows]
         # Schur complement of the regular leading matrix [M Ck^T; Ck 0].

@@ -102,7 +102,7 @@ class NullSpaceProjection(AbstractFormulation):
             z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), null)
             v_dot = v_p + Vn @ z
         else:
-            _, _, P = jsl.qr(C, pivoting=True, mode="r")  # C[:, P[:nc]] = J_2, best conditioned
+            _, P = jsl.qr(C, pivoting=True, mode="r")  # C[:, P[:nc]] = J_2, best conditioned
             J2, J1 = C[:, P[:nc]], C[:, P[nc:]]
             V = jnp.zeros((nv, nv - nc)).at[P[nc:]].set(jnp.eye(nv - nc))
             V = V.at[P[:nc]].set(-jnp.linalg.solve(J2, J1))

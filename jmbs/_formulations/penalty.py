@@ -4,6 +4,7 @@ from collections.abc import Mapping, Sequence
 
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array
 
 from .._model import Model
 from .base import AbstractFormulation, DynamicsTerms, constraint_rank, min_norm_solve, row_values
@@ -32,8 +33,8 @@ class Penalty(AbstractFormulation):
     stiffness: float | Mapping[str, float] = 1e6
     damping: float | Mapping[str, float] = 0.0
     rigid: tuple[str, ...] = ()
-    k: tuple[float, ...] | None = None  # per row, resolved by `prepare`
-    d: tuple[float, ...] | None = None
+    k: Array | None = None  # per row, resolved by `prepare` (arrays: a new value does not recompile)
+    d: Array | None = None
     rigid_mask: tuple[bool, ...] | None = None
     rigid_rank: int | None = None
 
@@ -60,7 +61,7 @@ class Penalty(AbstractFormulation):
             raise ValueError(f"Penalty: the Pfaffian elements {', '.join(bad)} have no position to "
                              "spring back to: give them a positive damping or list them in rigid=")
         rank = constraint_rank(model, q, t, 1e-8, np.flatnonzero(mask)) if mask.any() else 0
-        return Penalty(self.stiffness, self.damping, self.rigid, k=tuple(k), d=tuple(d),
+        return Penalty(self.stiffness, self.damping, self.rigid, k=jnp.asarray(k), d=jnp.asarray(d),
                        rigid_mask=tuple(bool(x) for x in mask), rigid_rank=rank)
 
     def rigid_rows(self, model: Model):
@@ -71,8 +72,7 @@ class Penalty(AbstractFormulation):
             raise ValueError("Penalty.solve called before prepare(model, q, t)")
         C, Minv = terms.C, terms.Minv
         rigid = np.asarray(self.rigid_mask)
-        lam = jnp.where(rigid, 0.0, jnp.asarray(self.k) * terms.phi
-                        + jnp.asarray(self.d) * terms.velocity_error)
+        lam = jnp.where(rigid, 0.0, self.k * terms.phi + self.d * terms.velocity_error)
         F = terms.F - C.T @ lam
         if rigid.any():
             Cr = C[rigid]

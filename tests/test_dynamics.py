@@ -1,0 +1,299 @@
+"""Dynamics: formulations, simulate, reactions, against exact solutions, papers and each other."""
+
+import math
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.special as sp
+
+import jmbs
+from jmbs.examples import bricard, four_bar, mobile_robot, pendulum
+
+G = 9.81
+
+
+def _states(model, n, seed=0):
+    """Assembled configurations with consistent velocities near the reference."""
+    qs, ok = jmbs.sample_configurations(model, n, key=seed, scale=0.2)
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in np.asarray(qs)[np.asarray(ok)]:
+        v = jmbs.consistent_velocity(model, q, rng.normal(size=model.nv))
+        out.append((q, np.asarray(v)))
+    return out
+
+
+# ---------------------------------------------------------------- four-bar of paper 004
+
+def test_four_bar_local_complement_svd_and_direct_form_agree():
+    """Blajer's orthogonal complement from local constraint frames (eqs. 17-18),
+    the SVD null space and the direct form (eq. 38) give the same accelerations."""
+    m = four_bar()
+    M, Minv = np.asarray(jmbs.mass_matrix(m)), np.linalg.inv(np.asarray(jmbs.mass_matrix(m)))
+    states = _states(m, 6)
+    assert len(states) >= 4
+    for q, v in states:
+        C = np.asarray(jmbs.constraint_matrix(m, q))
+        h = np.asarray(jmbs.generalized_forces(m, q, v))
+        c0 = -np.asarray(jmbs.gamma(m, q, v))  # the paper's C q'' + c0 = 0
+        direct = Minv @ (h - C.T @ np.linalg.solve(C @ Minv @ C.T, c0 + C @ Minv @ h))
+        for f in (jmbs.NullSpaceProjection(basis="local"), jmbs.NullSpaceProjection(basis="svd"),
+                  jmbs.NullSpaceProjection(basis="qr")):
+            a = np.asarray(jmbs.reactions(m, q, v, formulation=f).v_dot)
+            np.testing.assert_allclose(a, direct, rtol=0, atol=1e-12 * np.abs(direct).max())
+        assert np.allclose(M @ direct - h, -C.T @ np.linalg.solve(C @ Minv @ C.T, c0 + C @ Minv @ h))
+
+
+def test_local_complement_rejects_redundant_models():
+    with pytest.raises(ValueError, match="needs independent constraints.*basis='svd'"):
+        jmbs.reactions(bricard(), bricard().q0, bricard().v0,
+                       formulation=jmbs.NullSpaceProjection(basis="local"))
+
+
+# ---------------------------------------------------------------- formulations agree
+
+FORMULATIONS = {
+    "nullspace-svd": jmbs.NullSpaceProjection(),
+    "nullspace-qr": jmbs.NullSpaceProjection(basis="qr"),
+    "pseudoinverse": jmbs.Pseudoinverse(),
+    "augmented-lagrangian": jmbs.AugmentedLagrangian(),
+    "elimination-auto": jmbs.Elimination(),
+}
+
+
+def test_formulations_agree_on_motion_and_unique_reactions():
+    """Mobile robot (p = 2): every formulation gives the same accelerations and the
+    same unique reactions; the minimum-norm ones also agree on all multipliers."""
+    m = mobile_robot(d=0.02, hitch=0.3)  # turning, trolley at an angle
+    q = m.q0
+    v = jmbs.consistent_velocity(m, q, np.random.default_rng(1).normal(size=m.nv))
+    out = {k: jmbs.reactions(m, q, v, 0.0, formulation=f) for k, f in FORMULATIONS.items()}
+    ref = out["nullspace-svd"]
+    unique = np.asarray(ref.reactions.unique)
+    assert set(np.array(m.element_names)[~unique]) == {"B", "C", "W1", "W2", "W3", "W4"}
+    scale = np.abs(np.asarray(ref.reactions.multipliers)).max()
+    for k, r in out.items():
+        np.testing.assert_allclose(r.v_dot, ref.v_dot, atol=1e-8 * np.abs(ref.v_dot).max(), err_msg=k)
+        for name in np.array(m.element_names)[unique]:
+            np.testing.assert_allclose(r.reactions.force(name), ref.reactions.force(name),
+                                       atol=1e-7 * scale, err_msg=f"{k} {name}")
+    for k in ("pseudoinverse", "nullspace-qr"):
+        np.testing.assert_allclose(out[k].reactions.multipliers, ref.reactions.multipliers,
+                                   atol=1e-7 * scale, err_msg=k)
+    # Elimination puts the redundant load elsewhere: the non-unique reactions differ.
+    diff = np.abs(np.asarray(out["elimination-auto"].reactions.multipliers - ref.reactions.multipliers))
+    assert diff.max() > 1e-3 * scale
+
+
+def test_reactions_obey_newton_on_each_body():
+    """Independent check of the physical reactions: for a single pendulum, the rod
+    force on the mass plus gravity equals mass times acceleration."""
+    m = pendulum()
+    for q, v in _states(m, 4):
+        r = jmbs.reactions(m, q, v, formulation=jmbs.NullSpaceProjection())
+        force = np.asarray(r.reactions.force("rod"))
+        np.testing.assert_allclose(force + np.array([0.0, -G]), np.asarray(r.v_dot)[:2], atol=1e-10)
+        # along the rod (unit length): tension = centripetal force + weight component
+        x = np.asarray(q)[:2]
+        np.testing.assert_allclose(-force @ x, v[:2] @ v[:2] - G * x[1], rtol=1e-10)
+
+
+def test_reactions_vmap_over_a_trajectory_equals_loop():
+    m = mobile_robot()
+    sol = jmbs.simulate(m, 0.4, saveat=np.linspace(0, 0.4, 5), reactions=True)
+    f = jmbs.NullSpaceProjection().prepare(m, m.q0, 0.0)
+    batched = jax.vmap(lambda q, v, t: jmbs.reactions(m, q, v, t, formulation=f))(sol.q, sol.v, sol.ts)
+    for i in range(len(sol.ts)):
+        one = jmbs.reactions(m, sol.q[i], sol.v[i], sol.ts[i])
+        np.testing.assert_allclose(batched.v_dot[i], one.v_dot, atol=1e-12)
+        np.testing.assert_allclose(batched.reactions.forces[i], one.reactions.forces, atol=1e-9)
+        np.testing.assert_allclose(sol.reactions.forces[i], one.reactions.forces, atol=1e-9)
+        assert np.array_equal(batched.reactions.unique[i], one.reactions.unique)
+
+
+# ---------------------------------------------------------------- Bricard A04
+
+def test_bricard_a04_motion_violation_and_energy():
+    m = bricard()
+    ts = np.linspace(0.0, 10.0, 4001)
+    sol = jmbs.simulate(m, 10.0, formulation=jmbs.NullSpaceProjection(), stabilization=jmbs.Projection(),
+                        saveat=ts, reactions=False)
+    x = np.asarray(jax.vmap(lambda q: m.point(q, "rod3", jnp.array([-0.5, 0.0, 0.0])))(sol.q))[:, 0]
+    np.testing.assert_allclose(x[0], 1.0, atol=1e-12)
+    first = np.flatnonzero(ts < 3.75)
+    i = first[np.argmin(x[first])]
+    assert abs(ts[i] - 2.50) <= 0.02 and abs(x[i] + 1.0) < 1e-4, (ts[i], x[i])
+    later = np.flatnonzero((ts > 3.75) & (ts < 6.25))
+    j = later[np.argmax(x[later])]
+    assert abs(ts[j] - 5.0) <= 0.05 and abs(x[j] - 1.0) < 1e-4, (ts[j], x[j])
+    assert float(np.max(sol.violation)) < 1e-10
+    energy = np.asarray(sol.energy)
+    assert np.max(np.abs(energy - energy[0])) / abs(energy[0]) < 1e-6
+
+
+# ---------------------------------------------------------------- A01 pendulum, exact solution
+
+def _pendulum_exact(t, length=1.0, theta0=math.pi / 2):
+    """Released from rest at angle theta0 from the downward vertical:
+    sin(theta/2) = k sn(K - w t, k), k = sin(theta0/2) (Jacobi elliptic functions)."""
+    k = math.sin(theta0 / 2)
+    K = sp.ellipk(k**2)
+    sn, _, _, _ = sp.ellipj(K - math.sqrt(G / length) * np.asarray(t), k**2)
+    theta = 2 * np.arcsin(k * sn)
+    return np.stack([np.sin(theta) * length, -np.cos(theta) * length], axis=-1)
+
+
+def test_pendulum_a01_long_run_against_exact_solution():
+    m = pendulum()
+    ts = np.linspace(0.0, 2000.0, 401)
+    sol = jmbs.simulate(m, 2000.0, solver=diffrax.Dopri8(), saveat=ts, reactions=False,
+                        stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-11),
+                        max_steps=400_000)
+    err = np.abs(np.asarray(sol.q)[:, :2] - _pendulum_exact(ts)).max()
+    assert err < 1e-5, err
+    assert float(np.max(sol.violation)) < 1e-12
+    np.testing.assert_allclose(sol.energy, sol.energy[0], atol=1e-9)
+
+
+@pytest.mark.parametrize("solver, order", [(diffrax.Heun(), 2), (diffrax.Bosh3(), 3)])
+def test_convergence_order_of_explicit_solvers(solver, order):
+    """Constant steps without stabilization: the error at t = 1 s against the exact
+    solution falls as h^order (slope of a least-squares fit over four step sizes)."""
+    m = pendulum()
+    hs = np.array([0.02, 0.01, 0.005, 0.0025])
+    errs = []
+    for h in hs:
+        sol = jmbs.simulate(m, 1.0, solver=solver, dt0=h, stabilization=None, saveat=[1.0],
+                            reactions=False, max_steps=1000)
+        errs.append(np.abs(np.asarray(sol.q)[-1, :2] - _pendulum_exact(1.0)).max())
+    slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
+    assert abs(slope - order) < 0.2, (slope, errs)
+
+
+# ---------------------------------------------------------------- mobile robot of paper 000
+
+ELIMINATION_VARIANTS = {
+    "C.Fy,W4": [("C", "Fy"), ("W4", "Fn")],
+    "W1,W4": [("W1", "Fn"), ("W4", "Fn")],
+    "W2,W4": [("W2", "Fn"), ("W4", "Fn")],
+}
+
+
+@pytest.fixture(scope="module")
+def robot_runs():
+    m = mobile_robot()
+    ts = np.linspace(0.0, 2.0, 41)
+    kw = dict(saveat=ts, stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-11))
+    runs = {k: jmbs.simulate(m, 2.0, formulation=jmbs.Elimination(e), **kw)
+            for k, e in ELIMINATION_VARIANTS.items()}
+    runs["nullspace"] = jmbs.simulate(m, 2.0, formulation=jmbs.NullSpaceProjection(), **kw)
+    runs["pseudoinverse"] = jmbs.simulate(m, 2.0, formulation=jmbs.Pseudoinverse(), **kw)
+    return m, runs
+
+
+def test_mobile_robot_same_motion_in_every_variant(robot_runs):
+    m, runs = robot_runs
+    ref = runs["nullspace"]
+    assert np.ptp(np.asarray(ref.q)[:, 0]) > 0.5  # it moves
+    for k, sol in runs.items():
+        assert np.abs(np.asarray(sol.q - ref.q)).max() <= 1e-8, k
+
+
+def test_mobile_robot_unique_reactions_agree_and_others_differ(robot_runs):
+    m, runs = robot_runs
+    ref = runs["nullspace"]
+    unique = np.asarray(ref.reactions.unique).all(axis=0)
+    names = np.array(m.element_names)
+    assert set(names[unique]) == {"A", "D", "E", "F", "G", "H", "drive", "W5"}
+    for name in names:
+        values = {k: np.asarray(jnp.concatenate([s.reactions.force(name),
+                                                 jnp.atleast_2d(s.reactions.torque(name).T).T], axis=1))
+                  for k, s in runs.items()}
+        scale = max(np.abs(v).max() for v in values.values())
+        spread = max(np.abs(v - values["nullspace"]).max() for v in values.values()) / scale
+        if name in names[unique]:
+            assert spread <= 1e-6, (name, spread)
+        else:
+            assert spread > 1e-3, (name, spread)
+    # Eliminated multipliers are zero, as in the paper's experiment.
+    np.testing.assert_array_equal(runs["W1,W4"].reactions.components("W1"), 0.0)
+    np.testing.assert_array_equal(runs["C.Fy,W4"].reactions.components("W4"), 0.0)
+
+
+# ---------------------------------------------------------------- Penalty
+
+def _hung_bar():
+    """A bar hung from the ground by two revolutes A, B (redundant: their x
+    components share one unknown) and a pendulum hanging from it by C."""
+    b = jmbs.ModelBuilder(dim=2, gravity=(2.0, -G))
+    bar = b.add_body("bar", mass=2.0, inertia=2.0 / 12, position=(0.0, 0.0))
+    bob = b.add_body("bob", mass=1.0, inertia=0.01, position=(0.3, -0.4), angle=0.6)
+    b.add_revolute("A", b.ground, bar, point=(-0.5, 0.0))
+    b.add_revolute("B", b.ground, bar, point=(0.5, 0.0))
+    b.add_revolute("C", bar, bob, point=(0.0, 0.0))
+    return b.build()
+
+
+def test_penalty_converges_to_rigid_unique_reactions_and_splits_the_rest_by_stiffness():
+    m = _hung_bar()
+    rep = jmbs.solvability(m)
+    assert rep.is_unique("C") and not rep.is_unique("A") and not rep.is_unique("B")
+    assert list(rep.unique_components("A")) == [False, True]
+    t1, ts = 0.5, [0.5]
+    rigid = jmbs.simulate(m, t1, saveat=ts)
+    kw = dict(solver=diffrax.Kvaerno5(), saveat=ts, stabilization=None,
+              stepsize_controller=diffrax.PIDController(rtol=1e-9, atol=1e-9))
+    errors, ratios = [], []
+    for k in (1e5, 1e6, 1e7):
+        damping = 2 * math.sqrt(k)  # about critical for the unit masses
+        for kb in (k, 4 * k):
+            sol = jmbs.simulate(m, t1, formulation=jmbs.Penalty({"A": k, "B": kb, "C": k}, damping), **kw)
+            assert bool(np.asarray(sol.reactions.unique).all())  # compliance sets every reaction
+            if kb == k:
+                errors.append(np.abs(np.asarray(sol.reactions.force("C") - rigid.reactions.force("C"))).max())
+                ay = abs(float(sol.reactions.force("A")[-1, 1] - rigid.reactions.force("A")[-1, 1]))
+                errors[-1] = max(errors[-1], ay)
+            ratios.append(float(sol.reactions.force("A")[-1, 0] / sol.reactions.force("B")[-1, 0]))
+    # unique reactions converge (error falls roughly like 1/k) ...
+    assert errors[2] < 1e-2 and errors[2] < errors[0] / 20, errors
+    # ... the redundant x components split as the stiffnesses: A/B = kA/kB.
+    np.testing.assert_allclose(ratios[0::2], 1.0, rtol=1e-2)
+    np.testing.assert_allclose(ratios[1::2], 0.25, rtol=1e-2)
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_elimination_of_the_wrong_rows_names_the_elements():
+    m = mobile_robot()
+    with pytest.raises(ValueError, match=r"still dependent.*B, C, W1, W2|still dependent.*W3, W4"):
+        jmbs.reactions(m, m.q0, m.v0, formulation=jmbs.Elimination([("W4", "Fn")]))
+    with pytest.raises(ValueError, match="removes independent constraints"):
+        jmbs.reactions(m, m.q0, m.v0, formulation=jmbs.Elimination([("A", "Fx"), ("W4", "Fn")]))
+    with pytest.raises(ValueError, match="element 'C' has no component 'Fz'"):
+        jmbs.reactions(m, m.q0, m.v0, formulation=jmbs.Elimination([("C", "Fz"), ("W4", "Fn")]))
+
+
+def test_bad_initial_state_and_options():
+    m = pendulum()
+    with pytest.raises(ValueError, match="q0 contains NaN"):
+        jmbs.simulate(m, 1.0, q0=np.array([np.nan, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="violates the constraints by 0.625.*'rod'.*jmbs.assemble"):
+        jmbs.simulate(m, 1.0, q0=np.array([1.5, 0.0, 0.0]))
+    with pytest.warns(UserWarning, match="projected onto them"):
+        sol = jmbs.simulate(m, 0.1, q0=np.array([1.0 + 1e-8, 0.0, 0.0]), saveat=[0.0])
+    assert abs(float(np.linalg.norm(sol.q[0, :2])) - 1.0) < 1e-13
+    with pytest.raises(ValueError, match="stabilization must be"):
+        jmbs.simulate(m, 1.0, stabilization="projection")
+    with pytest.raises(ValueError, match="gives no value for the elements rod"):
+        jmbs.simulate(m, 1.0, formulation=jmbs.Penalty({}, 1.0))
+
+
+def test_failed_run_raises_or_returns_a_code():
+    m = pendulum()
+    with pytest.raises(RuntimeError, match="integrator stopped early"):
+        jmbs.simulate(m, 10.0, max_steps=3, saveat=[10.0], reactions=False)
+    sol = jmbs.simulate(m, 10.0, max_steps=3, saveat=[10.0], reactions=False, throw=False)
+    assert int(sol.result) == 1 and "integrator stopped early" in sol.message
