@@ -155,7 +155,7 @@ def test_pendulum_a01_long_run_against_exact_solution():
     err = np.abs(np.asarray(sol.q)[:, :2] - _pendulum_exact(ts)).max()
     assert err < 1e-5, err
     assert float(np.max(sol.violation)) < 1e-12
-    np.testing.assert_allclose(sol.energy, sol.energy[0], atol=1e-9)
+    np.testing.assert_allclose(sol.energy, sol.energy[0], atol=1e-8 * G)  # relative to m g L
 
 
 @pytest.mark.parametrize("solver, order", [(diffrax.Heun(), 2), (diffrax.Bosh3(), 3)])
@@ -244,22 +244,25 @@ def test_penalty_converges_to_rigid_unique_reactions_and_splits_the_rest_by_stif
     assert list(rep.unique_components("A")) == [False, True]
     t1, ts = 0.5, [0.5]
     rigid = jmbs.simulate(m, t1, saveat=ts)
-    kw = dict(solver=diffrax.Kvaerno5(), saveat=ts, stabilization=None,
-              stepsize_controller=diffrax.PIDController(rtol=1e-9, atol=1e-9))
+    # Explicit steps suffice for these stiffnesses; the dampers scale with the springs
+    # (one time constant), so spring and damper forces split alike.
+    kw = dict(saveat=ts, stabilization=None, stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-8))
     errors, ratios = [], []
-    for k in (1e5, 1e6, 1e7):
-        damping = 2 * math.sqrt(k)  # about critical for the unit masses
+    for k in (1e4, 1e5, 1e6):
+        tau = 2 / math.sqrt(k)  # about critical damping for the unit masses
         for kb in (k, 4 * k):
-            sol = jmbs.simulate(m, t1, formulation=jmbs.Penalty({"A": k, "B": kb, "C": k}, damping), **kw)
+            stiffness = {"A": k, "B": kb, "C": k}
+            sol = jmbs.simulate(m, t1, formulation=jmbs.Penalty(
+                stiffness, {n: tau * s for n, s in stiffness.items()}), **kw)
             assert bool(np.asarray(sol.reactions.unique).all())  # compliance sets every reaction
             if kb == k:
-                errors.append(np.abs(np.asarray(sol.reactions.force("C") - rigid.reactions.force("C"))).max())
-                ay = abs(float(sol.reactions.force("A")[-1, 1] - rigid.reactions.force("A")[-1, 1]))
-                errors[-1] = max(errors[-1], ay)
+                errors.append(max(
+                    np.abs(np.asarray(sol.reactions.force("C") - rigid.reactions.force("C"))).max(),
+                    abs(float(sol.reactions.force("A")[-1, 1] - rigid.reactions.force("A")[-1, 1]))))
             ratios.append(float(sol.reactions.force("A")[-1, 0] / sol.reactions.force("B")[-1, 0]))
-    # unique reactions converge (error falls roughly like 1/k) ...
-    assert errors[2] < 1e-2 and errors[2] < errors[0] / 20, errors
-    # ... the redundant x components split as the stiffnesses: A/B = kA/kB.
+    # Unique reactions (C, and A's y component) converge like 1/k ...
+    assert errors[2] < 1e-3 and errors[0] / errors[1] > 5 and errors[1] / errors[2] > 5, errors
+    # ... while the redundant x components split as the stiffnesses do: A/B = kA/kB.
     np.testing.assert_allclose(ratios[0::2], 1.0, rtol=1e-2)
     np.testing.assert_allclose(ratios[1::2], 0.25, rtol=1e-2)
 
