@@ -112,7 +112,7 @@ class _ProjectedSolver(diffrax.AbstractWrappedSolver):
 def _vector_field(t, y, args):
     model, formulation, alpha, beta = args
     q, v = y
-    v_dot, _ = formulation.solve(dynamics_terms(model, q, v, t, alpha, beta))
+    v_dot, _ = formulation.solve(dynamics_terms(model, q, v, t, alpha, beta, formulation.needs_phi))
     return qdot(model, q, v), v_dot
 
 

@@ -8,6 +8,7 @@ which of the infinitely many multiplier vectors they report.
 
 import abc
 from collections.abc import Mapping
+from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -35,12 +36,15 @@ class DynamicsTerms(eqx.Module):
 
 
 def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.0,
-                   beta: float = 0.0) -> DynamicsTerms:
+                   beta: float = 0.0, with_phi: bool = True) -> DynamicsTerms:
     """The terms at `(q, v, t)`; `alpha, beta` are Baumgarte's gains:
-    `C v_dot = Gamma - 2 alpha (C v + b) - beta^2 Phi`."""
+    `C v_dot = Gamma - 2 alpha (C v + b) - beta^2 Phi`. With `with_phi=False`
+    (and `beta = 0`) `Phi` is not evaluated and left at zero (less to compile
+    inside an integrator)."""
     C, b, gamma = constraint_terms(model, q, v, t)
     hol = jnp.asarray(model.holonomic_rows)
-    residual = jnp.where(hol, phi(model, q, t), 0.0)
+    residual = (jnp.where(hol, phi(model, q, t), 0.0) if with_phi or beta
+                else jnp.zeros(model.nc))
     velocity_error = C @ v + b
     if alpha or beta:
         gamma = gamma - 2.0 * alpha * velocity_error - beta**2 * residual
@@ -107,6 +111,9 @@ def row_values(model: Model, values, what: str, default: float | None = None) ->
 class AbstractFormulation(eqx.Module):
     """A way of solving the equations of motion of a (possibly redundantly)
     constrained system at one state."""
+
+    # Whether `solve` reads `DynamicsTerms.phi` (compliance laws do).
+    needs_phi: ClassVar[bool] = False
 
     def prepare(self, model: Model, q: Array, t: float) -> "AbstractFormulation":
         """Host-side, once per run: resolve element names into rows and check the

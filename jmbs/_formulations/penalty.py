@@ -1,6 +1,7 @@
 """Penalty (compliant constraints): reactions from a spring-damper law."""
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -29,6 +30,8 @@ class Penalty(AbstractFormulation):
     - `rigid`: names of elements kept as rigid constraints (solved with
       minimum-norm multipliers, like `Pseudoinverse`), e.g. drivers.
     """
+
+    needs_phi: ClassVar[bool] = True
 
     stiffness: float | Mapping[str, float] = 1e6
     damping: float | Mapping[str, float] = 0.0
