@@ -300,3 +300,22 @@ def test_failed_run_raises_or_returns_a_code():
         jmbs.simulate(m, 10.0, max_steps=3, saveat=[10.0], reactions=False)
     sol = jmbs.simulate(m, 10.0, max_steps=3, saveat=[10.0], reactions=False, throw=False)
     assert int(sol.result) == 1 and "integrator stopped early" in sol.message
+
+
+def test_result_codes_per_batch_element_under_vmap():
+    """A batch with one bad member (NaN mass) gives a code for that member only."""
+    m = pendulum()
+    f = jmbs.NullSpaceProjection().prepare(m, m.q0, 0.0)
+
+    def run(mass):
+        return jmbs.simulate(m.with_params({"mass.mass": mass}), 1.0, formulation=f, saveat=[1.0],
+                             reactions=False, throw=False, max_steps=500)
+
+    sol = jax.jit(jax.vmap(run))(jnp.array([1.0, jnp.nan, 2.0]))
+    codes = np.asarray(sol.result)
+    assert codes[0] == 0 and codes[2] == 0 and codes[1] != 0, codes
+    np.testing.assert_allclose(sol.q[0], sol.q[2], atol=1e-12)  # the mass does not change the motion
+    with pytest.raises(Exception, match="jmbs.simulate failed"):
+        jax.block_until_ready(jax.jit(jax.vmap(lambda mass: jmbs.simulate(
+            m.with_params({"mass.mass": mass}), 1.0, formulation=f, saveat=[1.0], reactions=False,
+            max_steps=500).q))(jnp.array([1.0, jnp.nan])))
