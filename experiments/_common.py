@@ -32,3 +32,13 @@ def run(main, doc: str) -> None:
     parser.add_argument("--out", type=Path, default=None, help="folder for the tables (txt, json)")
     args = parser.parse_args()
     main(args.short, args.out)
+
+
+def save_figure(out: Path | None, name: str, fig) -> Path | None:
+    """Save a matplotlib figure as `<out>/<name>.png` (nothing when `out` is None)."""
+    if out is None:
+        return None
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=100)
+    return path

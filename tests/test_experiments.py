@@ -89,3 +89,22 @@ def test_solvability_parallelogram_bricard(tmp_path):
     for r in (par, bri):
         assert r["methods_agree_reference"] and r["methods_agree_sweep"]
         assert r["sweep_ranks"] == [r["rank"]]
+
+
+def test_dynamics_bricard(tmp_path):
+    res = _load("dynamics_bricard").main(short=True, out=tmp_path)["runs"]
+    proj = res["Projection"]
+    assert abs(proj["t_min"] - 2.5) < 0.02 and abs(proj["x_min"] + 1) < 1e-4
+    assert abs(proj["t_return"] - 5.0) < 0.05 and proj["max_violation"] < 1e-10
+    assert not res["paper's stepper, rank per step"]["moves"]  # the locking of paper 002
+    assert res["Baumgarte"]["moves"] and res["Penalty"]["moves"]
+    assert (tmp_path / "dynamics_bricard.png").stat().st_size > 10_000
+
+
+def test_dynamics_mobile_robot(tmp_path):
+    res = _load("dynamics_mobile_robot").main(short=True, out=tmp_path)
+    assert res["max_motion_difference"] <= 1e-8 and res["consistent"]
+    for name, r in res["reactions"].items():
+        assert r["unique"] == r["paper_unique"] and r["flags_agree"], name
+        assert r["same"] == r["unique"], name
+    assert (tmp_path / "dynamics_mobile_robot_reactions.png").stat().st_size > 10_000
