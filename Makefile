@@ -32,6 +32,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_assembly.py
 	$(BIN)/python -c "import scipy" 2>/dev/null || $(BIN)/pip install --quiet "scipy>=1.11"
 	$(BIN)/python benchmarks/bench_solvability.py
+	$(BIN)/python -c "import exudyn" 2>/dev/null || $(BIN)/pip install --quiet -e ".[benchmarks]"
+	$(BIN)/python benchmarks/bench_dynamics.py
 
 clean:
 	rm -rf $(VENV)

@@ -2,9 +2,10 @@
 
 Importing jmbs enables 64-bit floats in JAX (`jax_enable_x64`) and, unless
 `JMBS_KEEP_XLA_FLAGS=1` is set or JAX's CPU backend is already running, adds
-`--xla_cpu_multi_thread_eigen=false` to `XLA_FLAGS`: on machines with few
-cores, batched LAPACK calls (vmapped SVD, QR, eigh, as in batched
-simulations) can deadlock XLA's CPU thread pool, and jmbs's small matrices
+`--xla_cpu_multi_thread_eigen=false` to `XLA_FLAGS`: with JAX 0.10 on
+machines with few cores, batched LAPACK calls (vmapped SVD, QR, eigh) that
+XLA runs concurrently can deadlock its CPU thread pool; the flag makes that
+rarer (jmbs also sequences its own LAPACK calls), and jmbs's small matrices
 gain nothing from intra-op threads.
 """
 

@@ -194,9 +194,16 @@ def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
         return jnp.diag(1.0 / jnp.stack([model.mass, model.mass, model.inertia], axis=1).ravel())
 
     def block(m, J):
-        return jnp.block([[jnp.eye(3) / m, jnp.zeros((3, 3))], [jnp.zeros((3, 3)), jnp.linalg.inv(J)]])
+        return jnp.block([[jnp.eye(3) / m, jnp.zeros((3, 3))], [jnp.zeros((3, 3)), _inverse3(J)]])
 
     return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
+
+
+def _inverse3(J: Array) -> Array:
+    """Inverse of a 3x3 matrix by its adjugate. No LAPACK call: batched LAPACK calls
+    that XLA runs concurrently can deadlock its CPU thread pool (JAX 0.10)."""
+    adj = jnp.stack([jnp.cross(J[1], J[2]), jnp.cross(J[2], J[0]), jnp.cross(J[0], J[1])], axis=1)
+    return adj / jnp.dot(J[0], jnp.cross(J[1], J[2]))
 
 
 @_jitted

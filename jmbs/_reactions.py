@@ -116,6 +116,10 @@ class Reactions(eqx.Module):
 def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndarray,
                     C: Array) -> Reactions:
     """The `Reactions` of one state (vmap for a trajectory), given `C` there."""
+    # The decisions' QR must not run concurrently with the formulation's LAPACK calls:
+    # under vmap, concurrent batched LAPACK calls can deadlock XLA's CPU thread pool
+    # (JAX 0.10), so make it wait for the multipliers.
+    lam, C = jax.lax.optimization_barrier((lam, C))
     point, force, torque = element_wrenches(model, q, t, lam)
     unique, comp = uniqueness(model, C, rigid)
     return Reactions(model.element_names, model.element_rows, lam, point, force, torque, unique, comp)
@@ -140,15 +144,17 @@ def reactions(model: Model, q, v, t=0.0, formulation=None) -> StateResult:
       (see `jmbs.assemble`, `jmbs.consistent_velocity`).
     - `t`: time.
     - `formulation`: default `jmbs.NullSpaceProjection()`. It is prepared
-      (`prepare`) at `model.q0` when called with traced values.
+      (`prepare`) at `(q, t)`; under `jax.vmap` or `jax.jit`, where values
+      cannot be looked at, pass a formulation prepared beforehand, e.g.
+      `jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)`.
 
     **Returns:** a `StateResult` with `v_dot` and `reactions`.
     """
     formulation = NullSpaceProjection() if formulation is None else formulation
     q, v = jnp.asarray(q, dtype=float), jnp.asarray(v, dtype=float)
     t = jnp.asarray(t, dtype=float)
-    concrete = not isinstance(q, jax.core.Tracer) and not isinstance(t, jax.core.Tracer)
-    formulation = formulation.prepare(model, q if concrete else model.q0, t if concrete else 0.0)
+    if not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((model, q, t))):
+        formulation = formulation.prepare(model, q, t)
     return _reactions(model, formulation, q, v, t)
 
 

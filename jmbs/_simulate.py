@@ -184,6 +184,11 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
     if stepsize_controller is None:
         stepsize_controller = (diffrax.PIDController(rtol=1e-8, atol=1e-8) if dt0 is None
                                else diffrax.ConstantStepSize())
+    if isinstance(stepsize_controller, diffrax.PIDController):
+        # Tolerances as arrays: a new value then reuses the compiled program.
+        stepsize_controller = eqx.tree_at(lambda c: (c.rtol, c.atol), stepsize_controller,
+                                          (jnp.asarray(stepsize_controller.rtol, float),
+                                           jnp.asarray(stepsize_controller.atol, float)))
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     if stabilization is not None and not isinstance(stabilization, (Baumgarte, Projection)):
         raise ValueError(f"stabilization must be None, jmbs.Baumgarte(...) or jmbs.Projection(); "
@@ -294,7 +299,9 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
 def _solution(model, formulation, ts, qs, vs, result, stats, with_reactions) -> Solution:
     """Accelerations, reactions, violations and energy at the saved states (compiled
     apart from the integration, so a new solver or time span reuses it)."""
-    v_dot, reactions, viol, vviol, en = jax.vmap(
-        lambda q, v, t: _post(model, formulation, q, v, t, with_reactions))(qs, vs, ts)
+    # A loop, not vmap: batched LAPACK calls that XLA runs concurrently can deadlock
+    # its CPU thread pool (JAX 0.10); on CPU vmap runs them one by one anyway.
+    v_dot, reactions, viol, vviol, en = jax.lax.map(
+        lambda x: _post(model, formulation, *x, with_reactions), (qs, vs, ts))
     result = jnp.where(jnp.all(jnp.isfinite(v_dot)) | (result != SUCCESS), result, NOT_FINITE)
     return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, result, stats)
