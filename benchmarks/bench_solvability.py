@@ -47,22 +47,9 @@ jaxlib's CPU LAPACK kernels (pivoted QR, SVD) call the same OpenBLAS as SciPy.
 import os
 import sys
 
+from _blas import early_blas_threads  # noqa: E402  (the scripts run from benchmarks/)
 
-def _early_blas_threads() -> str | None:
-    """Apply --blas-threads before anything loads OpenBLAS (it reads the variable once)."""
-    value = None
-    for k, a in enumerate(sys.argv):
-        if a == "--blas-threads" and k + 1 < len(sys.argv):
-            value = sys.argv[k + 1]
-        elif a.startswith("--blas-threads="):
-            value = a.split("=", 1)[1]
-    if value is not None:
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = value
-    return value
-
-
-_early_blas_threads()
+early_blas_threads()
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
