@@ -9,12 +9,7 @@ from jaxtyping import Array
 
 from .._assembly import constraint_matrix
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms
-
-
-def _rank(C: np.ndarray, rtol: float) -> int:
-    s = np.linalg.svd(C, compute_uv=False)
-    return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+from .base import AbstractFormulation, DynamicsTerms, constraint_rank
 
 
 def _normalized(C: Array) -> Array:
@@ -56,8 +51,7 @@ class Elimination(AbstractFormulation):
         self.eliminate, self.rtol, self.keep_rows, self.rank = eliminate, rtol, keep_rows, rank
 
     def prepare(self, model: Model, q, t) -> "Elimination":
-        C = np.asarray(constraint_matrix(model, q, t))
-        r = _rank(C, self.rtol)
+        r = constraint_rank(model, q, t, self.rtol)
         if self.eliminate is None:
             return Elimination(None, self.rtol, rank=r)
         drop = set()
@@ -68,13 +62,14 @@ class Elimination(AbstractFormulation):
                                  f"components are {', '.join(info.components)}")
             drop.add(info.rows[0] + info.components.index(comp))
         keep = [i for i in range(model.nc) if i not in drop]
-        rk = _rank(C[keep], self.rtol)
+        rk = constraint_rank(model, q, t, self.rtol, keep)
         if rk < r:
             raise ValueError(
                 f"Elimination: dropping {self.eliminate} removes independent constraints (rank "
                 f"{r} -> {rk}); the mechanism would gain freedom it does not have. Drop rows whose "
                 "reactions are not unique (see jmbs.solvability), e.g. fewer or other components")
         if rk < len(keep):
+            C = np.asarray(constraint_matrix(model, q, t))
             dependent = _dependent_elements(model, C, keep, self.rtol)
             raise ValueError(
                 f"Elimination: the kept rows are still dependent ({len(keep)} rows of rank {rk}), "
