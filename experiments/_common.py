@@ -1,8 +1,12 @@
-"""Helpers shared by the solvability experiments: tables, output files, command line."""
+"""Helpers shared by the experiments: tables, output files, figures, command line."""
 
 import argparse
 import json
 from pathlib import Path
+
+import numpy as np
+
+import jmbs
 
 
 def verdict(unique) -> str:
@@ -42,3 +46,29 @@ def save_figure(out: Path | None, name: str, fig) -> Path | None:
     path = out / f"{name}.png"
     fig.savefig(path, dpi=100)
     return path
+
+
+def paper_table(table: tuple, model) -> tuple[str, dict]:
+    """A kinetostatic table of paper 003 (`(title, shape of A, rank, {element: (criterion,
+    rank A_S, verdict)})`) next to jmbs's kinetostatic analysis at the reference."""
+    title, shape, rank, expected = table
+    rep = jmbs.solvability(model, method="kinetostatic")
+    A = np.asarray(jmbs.kinetostatic_matrix(model, model.q0, 0.0))
+    d = rep.decisions
+    rows, matches = [], {}
+    for el, (crit, rank_s, paper) in expected.items():
+        k = model.element_names.index(el)
+        size = len(model.element(el).components)
+        got = verdict(rep.is_unique(el))
+        matches[el] = got == paper and int(d.set_rank[k]) == rank_s
+        rows.append([el, crit, f"{float(d.criterion[k]):.1e}", f"{rank_s} (full)",
+                     f"{int(d.set_rank[k])}/{size}", paper, got, "yes" if matches[el] else "NO"])
+    text = (f"{title}: paper A {shape[0]} x {shape[1]}, rank {rank}; jmbs A {A.shape[0]} x "
+            f"{A.shape[1]}, rank {rep.rank} (rank margin {rep.rank_margin:.1f} digits)\n")
+    text += format_table(["element", "paper criterion", "jmbs criterion", "paper rank A_S",
+                          "jmbs rank A_S", "paper", "jmbs", "match"], rows)
+    result = {"shape": list(A.shape), "rank": rep.rank, "paper_rank": rank,
+              "unique": {el: rep.is_unique(el) for el in expected},
+              "set_rank": {el: int(d.set_rank[model.element_names.index(el)]) for el in expected},
+              "matches": bool(all(matches.values()) and rep.rank == rank and A.shape == shape)}
+    return text, result

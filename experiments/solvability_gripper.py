@@ -28,7 +28,7 @@ import numpy as np
 import jmbs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import format_table, run, verdict, write_outputs  # noqa: E402
+from _common import paper_table, run, write_outputs  # noqa: E402
 
 from jmbs.examples import gripper_slide, random_configurations
 
@@ -48,31 +48,6 @@ PAPER = {
         **{k: ("!= 0", 2, "N") for k in ("Bt", "Ct", "Dt", "Br", "Cr", "Er")},
         "drive_Cr": ("!= 0", 1, "N"), "drive_Bt": ("!= 0", 1, "N")}),
 }
-
-
-def paper_table(name: str, model) -> tuple[str, dict]:
-    """The paper's table next to jmbs's kinetostatic analysis at the reference."""
-    title, shape, rank, expected = PAPER[name]
-    rep = jmbs.solvability(model, method="kinetostatic")
-    A = np.asarray(jmbs.kinetostatic_matrix(model, model.q0, 0.0))
-    d = rep.decisions
-    rows, matches = [], {}
-    for el, (crit, rank_s, paper) in expected.items():
-        k = model.element_names.index(el)
-        size = len(model.element(el).components)
-        got = verdict(rep.is_unique(el))
-        matches[el] = got == paper and int(d.set_rank[k]) == rank_s
-        rows.append([el, crit, f"{float(d.criterion[k]):.1e}", f"{rank_s} (full)",
-                     f"{int(d.set_rank[k])}/{size}", paper, got, "yes" if matches[el] else "NO"])
-    text = (f"{title}: paper A {shape[0]} x {shape[1]}, rank {rank}; jmbs A {A.shape[0]} x "
-            f"{A.shape[1]}, rank {rep.rank} (rank margin {rep.rank_margin:.1f} digits)\n")
-    text += format_table(["element", "paper criterion", "jmbs criterion", "paper rank A_S",
-                          "jmbs rank A_S", "paper", "jmbs", "match"], rows)
-    result = {"shape": list(A.shape), "rank": rep.rank, "paper_rank": rank,
-              "unique": {el: rep.is_unique(el) for el in expected},
-              "set_rank": {el: int(d.set_rank[model.element_names.index(el)]) for el in expected},
-              "matches": bool(all(matches.values()) and rep.rank == rank and A.shape == shape)}
-    return text, result
 
 
 def dead_point(model) -> tuple[float, np.ndarray]:
@@ -135,7 +110,7 @@ def main(short: bool = False, out: Path | None = None) -> dict:
     results, texts = {}, []
     for name, (title, _, rank, expected) in PAPER.items():
         model, qs, ts = random_configurations(name, n, seed=1)
-        table, res = paper_table(name, model)
+        table, res = paper_table(PAPER[name], model)
         Q = np.vstack([np.asarray(model.q0)[None], qs])
         T = np.concatenate([[0.0], ts])
         if name == "gripper_overactuated":

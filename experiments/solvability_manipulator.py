@@ -25,7 +25,7 @@ import numpy as np
 import jmbs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import format_table, run, verdict, write_outputs  # noqa: E402
+from _common import paper_table, run, write_outputs  # noqa: E402
 
 from jmbs.examples import random_configurations
 
@@ -44,31 +44,6 @@ PAPER = {
         **{k: ("!= 0", 4, "N") for k in ("Hc", "Ic", "Lc")},
         "dA": ("= 0", 1, "U"), "dIc": ("= 0", 1, "U"), "dHc": ("!= 0", 1, "N"), "dLc": ("!= 0", 1, "N")}),
 }
-
-
-def paper_table(name: str, model) -> tuple[str, dict]:
-    """The paper's table next to jmbs's kinetostatic analysis at the reference."""
-    title, shape, rank, expected = PAPER[name]
-    rep = jmbs.solvability(model, method="kinetostatic")
-    A = np.asarray(jmbs.kinetostatic_matrix(model, model.q0, 0.0))
-    d = rep.decisions
-    rows, matches = [], {}
-    for el, (crit, rank_s, paper) in expected.items():
-        k = model.element_names.index(el)
-        size = len(model.element(el).components)
-        got = verdict(rep.is_unique(el))
-        matches[el] = got == paper and int(d.set_rank[k]) == rank_s
-        rows.append([el, crit, f"{float(d.criterion[k]):.1e}", f"{rank_s} (full)",
-                     f"{int(d.set_rank[k])}/{size}", paper, got, "yes" if matches[el] else "NO"])
-    text = (f"{title}: paper A {shape[0]} x {shape[1]}, rank {rank}; jmbs A {A.shape[0]} x "
-            f"{A.shape[1]}, rank {rep.rank} (rank margin {rep.rank_margin:.1f} digits)\n")
-    text += format_table(["element", "paper criterion", "jmbs criterion", "paper rank A_S",
-                          "jmbs rank A_S", "paper", "jmbs", "match"], rows)
-    result = {"shape": list(A.shape), "rank": rep.rank, "paper_rank": rank,
-              "unique": {el: rep.is_unique(el) for el in expected},
-              "set_rank": {el: int(d.set_rank[model.element_names.index(el)]) for el in expected},
-              "matches": bool(all(matches.values()) and rep.rank == rank and A.shape == shape)}
-    return text, result
 
 
 def sweeps(model, qs, ts) -> dict:
@@ -112,7 +87,7 @@ def main(short: bool = False, out: Path | None = None) -> dict:
     results, texts = {}, []
     for name, (title, _, rank, expected) in PAPER.items():
         model, qs, ts = random_configurations(name, n, seed=1)
-        table, res = paper_table(name, model)
+        table, res = paper_table(PAPER[name], model)
         summary, agree = summarize(model, sweeps(model, qs, ts), expected, rank)
         results[name] = {**res, **agree}
         texts.append(f"{table}\n{summary}\n")
