@@ -19,7 +19,7 @@ from ._assembly import (
 )
 from ._bodies import NQ, NV
 from ._model import Model
-from ._rotations import quat_exp, quat_multiply
+from ._rotations import quat_exp, quat_multiply, quat_rate_matrix
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
 
@@ -36,6 +36,21 @@ def retract(model: Model, q: Array, dv: Array) -> Array:
     def one(qi, di):
         p = quat_multiply(qi[3:], quat_exp(di[3:]))
         return jnp.concatenate([qi[:3] + di[:3], p / jnp.linalg.norm(p)])
+
+    return jax.vmap(one)(qb, db).ravel()
+
+
+def velocity_increment(model: Model, q: Array, dq: Array) -> Array:
+    """The velocity-space increment of a coordinate increment `dq` at `q`, the
+    inverse of `q_dot = N(q) v` on unit quaternions (a change of a quaternion's
+    norm, which no rotation makes, is dropped)."""
+    if model.dim == 2:
+        return dq
+    qb, db = q.reshape(-1, 7), dq.reshape(-1, 7)
+
+    def one(qi, di):
+        p = qi[3:] / jnp.linalg.norm(qi[3:])
+        return jnp.concatenate([di[:3], 4.0 * quat_rate_matrix(p).T @ di[3:]])
 
     return jax.vmap(one)(qb, db).ravel()
 
@@ -246,8 +261,8 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
 def _kinematics(model, ts, q, tol, max_steps):
     free = np.ones(model.nv, bool)
 
-    def solve(C, rhs):
-        return jnp.linalg.lstsq(C, rhs)[0]
+    def solve(C, rhs):  # pinv: differentiable where C is rank-deficient (lstsq is not)
+        return jnp.linalg.pinv(C) @ rhs
 
     def step(carry, t):
         q_prev, v_prev, t_prev = carry

@@ -1,5 +1,7 @@
 """Multipliers -> physical reactions (wrenches on body j), with their uniqueness."""
 
+import functools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -53,10 +55,35 @@ def uniqueness(model: Model, C: Array, rigid: np.ndarray) -> tuple[Array, Array]
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
         return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool)
-    C = equilibrate(model, C)[rigid]
+    C = equilibrate(model, jax.lax.stop_gradient(C))[rigid]  # decisions have no derivative
     d: Decisions = NullSpace().decide(C, jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
     return jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp
+
+
+_NON_UNIQUE = (
+    "jmbs: the gradient of the reaction {name!r} was asked for, but this reaction is not "
+    "unique: the rigid model fixes only the sum of the redundant reactions it shares with "
+    "other joints, so its value, and its derivative, depend on the formulation that picked "
+    "one solution (another formulation gives another number). Differentiate a unique "
+    "reaction (see Reactions.is_unique and unique_components), a unique component "
+    "(components(name, component)), or model the compliance (jmbs.Penalty); or pass "
+    "allow_nonunique=True to differentiate this formulation's value knowingly.")
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _unique_only(x: Array, unique: Array, message: str) -> Array:
+    """`x`, whose derivative is an error where `unique` is not all True."""
+    return x
+
+
+@_unique_only.defjvp
+def _unique_only_jvp(message, primals, tangents):
+    x, unique = primals
+    # The check rides on a primal value the tangent uses, so it runs under jax.grad
+    # and jit too (a check on the tangent alone can be optimised away).
+    flag = eqx.error_if(jnp.ones((), x.dtype), ~jnp.all(unique), message)
+    return x, tangents[0] * flag
 
 
 class Reactions(eqx.Module):
@@ -70,6 +97,7 @@ class Reactions(eqx.Module):
 
     element_names: tuple[str, ...] = eqx.field(static=True)
     element_rows: tuple[tuple[int, int], ...] = eqx.field(static=True)
+    component_names: tuple[tuple[str, ...], ...] = eqx.field(static=True)
     multipliers: Float[Array, "... nc"]
     points: Float[Array, "... ne dim"]
     forces: Float[Array, "... ne dim"]
@@ -84,24 +112,49 @@ class Reactions(eqx.Module):
             raise ValueError(f"unknown element {name!r}; the elements are "
                              f"{', '.join(self.element_names)}") from None
 
-    def force(self, name: str) -> Array:
-        """Force on body j, global frame, `(..., dim)`."""
-        return self.forces[..., self._index(name), :]
+    def force(self, name: str, *, allow_nonunique: bool = False) -> Array:
+        """Force on body j, global frame, `(..., dim)`.
 
-    def torque(self, name: str) -> Array:
-        """Torque on body j about the element's point: `(...,)` planar, `(..., 3)` spatial."""
-        t = self.torques[..., self._index(name), :]
+        Differentiating it (`jax.grad`, `jax.jvp`, ...) raises an error where
+        the reaction is not unique, unless `allow_nonunique=True`.
+        """
+        i = self._index(name)
+        return self._guard(self.forces[..., i, :], self.unique[..., i], name, allow_nonunique)
+
+    def torque(self, name: str, *, allow_nonunique: bool = False) -> Array:
+        """Torque on body j about the element's point: `(...,)` planar, `(..., 3)` spatial.
+        Guarded against differentiation where not unique, as `force`."""
+        i = self._index(name)
+        t = self._guard(self.torques[..., i, :], self.unique[..., i], name, allow_nonunique)
         return t[..., 0] if t.shape[-1] == 1 else t
 
     def point(self, name: str) -> Array:
         """The point the torque is taken about (joint or contact point), `(..., dim)`."""
         return self.points[..., self._index(name), :]
 
-    def components(self, name: str) -> Array:
+    def components(self, name: str, component: str | None = None, *,
+                   allow_nonunique: bool = False) -> Array:
         """The element's reaction components (`-lambda`: force or torque on body j
-        along each constraint direction, e.g. a driver's driving force), `(..., m)`."""
+        along each constraint direction, e.g. a driver's driving force), `(..., m)`,
+        or `(...)` for the one named `component`. Guarded against
+        differentiation where not unique, as `force` (component by component:
+        a unique component of a non-unique joint can be differentiated alone)."""
         a, b = self.element_rows[self._index(name)]
-        return -self.multipliers[..., a:b]
+        if component is not None:
+            comps = self.component_names[self._index(name)]
+            if component not in comps:
+                raise ValueError(f"element {name!r} has no component {component!r}; its "
+                                 f"components are {', '.join(comps)}")
+            a = a + comps.index(component)
+            b = a + 1
+            name = f"{name}.{component}"
+        x = self._guard(-self.multipliers[..., a:b], self.component_unique[..., a:b], name,
+                        allow_nonunique)
+        return x[..., 0] if component is not None else x
+
+    @staticmethod
+    def _guard(x: Array, unique: Array, name: str, allow: bool) -> Array:
+        return x if allow else _unique_only(x, unique, _NON_UNIQUE.format(name=name))
 
     def is_unique(self, name: str) -> Array:
         """Whether the element's reaction is uniquely determined, `(...)`."""
@@ -122,7 +175,9 @@ def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndar
     lam, C = jax.lax.optimization_barrier((lam, C))
     point, force, torque = element_wrenches(model, q, t, lam)
     unique, comp = uniqueness(model, C, rigid)
-    return Reactions(model.element_names, model.element_rows, lam, point, force, torque, unique, comp)
+    components = tuple(spec.components for spec in model.element_specs)
+    return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
+                     unique, comp)
 
 
 class StateResult(eqx.Module):

@@ -1,13 +1,16 @@
 """Constraint stabilization: none, Baumgarte's feedback, or projection onto the manifold."""
 
+import functools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array
 
-from ._assembly import constraint_matrix, inverse_mass_matrix, phi, velocity_rhs
+from ._assembly import constraint_matrix, inverse_mass_matrix, phi, qdot, velocity_rhs
 from ._formulations.base import min_norm_solve
-from ._kinematics import _tolerance, retract
+from ._kinematics import _tolerance, retract, velocity_increment
 from ._model import Model
 
 
@@ -54,18 +57,33 @@ def project(model: Model, q: Array, v: Array, t: Array, tol: float, max_iteratio
     pseudoinverse, through the quaternion retraction), then of `v` onto
     `C v + b = 0`. Returns `(q, v, converged)`.
 
+    Differentiable: the position projection's derivative is the tangent
+    projector at the result (`_project_positions_jvp`), never its iterations.
+    """
+    q, ok, C, b = _project_positions(model, q, t, tol, max_iterations)
+    v = v + _correction(model, C, C @ v + b, jnp.ones(model.nc, bool))
+    return q, v, ok
+
+
+def _correction(model: Model, C: Array, err: Array, rows: Array) -> Array:
+    """`-M^-1 C^T (C M^-1 C^T)^+ err` on `rows` (the others are left out)."""
+    Minv = inverse_mass_matrix(model)
+    Ch = jnp.where(rows[:, None], C, 0.0)
+    return -Minv @ Ch.T @ min_norm_solve(Ch @ Minv @ Ch.T, jnp.where(rows, err, 0.0), 1e-10)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4))
+def _project_positions(model: Model, q: Array, t: Array, tol: float, max_iterations: int):
+    """`(q, converged, C, b)`: the projected positions, with `C` and `b` from the
+    last iteration.
+
     Each iteration evaluates `Phi`, `C` and `b` once; the loop stops after the
     iteration that finds `|Phi|` within the tolerance, so its `C` and `b` (at
     the final point, up to that last tiny correction) serve the velocities.
     """
-    Minv = inverse_mass_matrix(model)
     hol = jnp.asarray(model.holonomic_rows)
     limit = _tolerance(q, tol, model.dim)
     nc = model.nc
-
-    def correction(C, err, rows):
-        Ch = jnp.where(rows[:, None], C, 0.0)
-        return -Minv @ Ch.T @ min_norm_solve(Ch @ Minv @ Ch.T, jnp.where(rows, err, 0.0), 1e-10)
 
     def cond(state):
         _, res, k, _, _ = state
@@ -75,10 +93,29 @@ def project(model: Model, q: Array, v: Array, t: Array, tol: float, max_iteratio
         q, _, k, _, _ = state
         r = jnp.where(hol, phi(model, q, t), 0.0)
         C = constraint_matrix(model, q, t)
-        return (retract(model, q, correction(C, r, hol)), jnp.max(jnp.abs(r), initial=0.0), k + 1,
-                C, velocity_rhs(model, q, t))
+        return (retract(model, q, _correction(model, C, r, hol)), jnp.max(jnp.abs(r), initial=0.0),
+                k + 1, C, velocity_rhs(model, q, t))
 
     init = (q, jnp.asarray(jnp.inf), jnp.asarray(0), jnp.zeros((nc, model.nv)), jnp.zeros(nc))
     q, res, _, C, b = jax.lax.while_loop(cond, body, init)
-    v = v + correction(C, C @ v + b, jnp.ones(nc, bool))
-    return q, v, res <= limit
+    return q, res <= limit, C, b
+
+
+@_project_positions.defjvp
+def _project_positions_jvp(tol, max_iterations, primals, tangents):
+    """To first order in the distance projected, the projection moves a change of
+    the input along the constraint manifold's tangent space (mass metric), and a
+    change of the model or time by the correction that keeps `Phi = 0`."""
+    model, q, t = primals
+    dmodel, dq, dt = tangents
+    out = _project_positions(model, q, t, tol, max_iterations)
+    qs = out[0]
+    hol = jnp.asarray(model.holonomic_rows)
+    _, dphi = jax.jvp(lambda m, tt: jnp.where(hol, phi(m, qs, tt), 0.0), (model, t), (dmodel, dt))
+    dv = velocity_increment(model, qs, dq)
+    C = constraint_matrix(model, qs, t)
+    dv = dv + _correction(model, C, C @ dv + dphi, hol)
+    dqs = qdot(model, qs, dv)
+    _, (dC, db) = jax.jvp(lambda m, qq, tt: (constraint_matrix(m, qq, tt), velocity_rhs(m, qq, tt)),
+                          (model, qs, t), (dmodel, dqs, dt))
+    return out, (dqs, np.zeros(out[1].shape, jax.dtypes.float0), dC, db)

@@ -7,10 +7,12 @@ which of the infinitely many multiplier vectors they report.
 """
 
 import abc
+import functools
 from collections.abc import Mapping
 from typing import ClassVar
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float
@@ -68,17 +70,46 @@ def top_mask(n: int, rank: int | None) -> np.ndarray:
     return np.arange(n) < (n if rank is None else rank)
 
 
-def min_norm_solve(A: Array, b: Array, rtol: float, rank: int | None = None) -> Array:
-    """Minimum-norm least-squares solution of the symmetric positive semidefinite
-    system `A x = b`: on its `rank` largest eigenvalues, or (`rank=None`) on those
-    above `rtol * max`."""
+def _eig_pinv(A: Array, rtol: float, rank: int | None):
+    """`(U, inverse eigenvalues, kept)` of the symmetric positive semidefinite `A`."""
     w, U = jnp.linalg.eigh(A)  # ascending
     if rank is None:
         keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
     else:
         keep = jnp.asarray(top_mask(w.shape[0], rank)[::-1]) & (w > 0)
-    inv = jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0)
+    return U, jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0), keep
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
+def min_norm_solve(A: Array, b: Array, rtol: float, rank: int | None = None) -> Array:
+    """Minimum-norm least-squares solution of the symmetric positive semidefinite
+    system `A x = b`: on its `rank` largest eigenvalues, or (`rank=None`) on those
+    above `rtol * max`.
+
+    Differentiable: the derivative is that of `A^+ b` at constant rank
+    (Golub and Pereyra), so it never differentiates the eigenvectors, whose
+    derivatives do not exist where eigenvalues repeat (e.g. several redundant
+    constraints).
+    """
+    U, inv, _ = _eig_pinv(A, rtol, rank)
     return U @ (inv * (U.T @ b))
+
+
+@min_norm_solve.defjvp
+def _min_norm_solve_jvp(rtol, rank, primals, tangents):
+    A, b = primals
+    dA, db = tangents
+    U, inv, keep = _eig_pinv(A, rtol, rank)
+
+    def pinv(y):
+        return U @ (inv * (U.T @ y))
+
+    x = pinv(b)
+    # d(A^+) b for symmetric A and dA: -A^+ dA A^+ b + A^+ A^+ dA (I - A A^+) b
+    # + (I - A^+ A) dA A^+ A^+ b.
+    u = dA @ pinv(x)
+    dx = pinv(db - dA @ x) + pinv(pinv(dA @ (b - A @ x))) + u - U @ (keep * (U.T @ u))
+    return x, dx
 
 
 def row_values(model: Model, values, what: str, default: float | None = None) -> np.ndarray:

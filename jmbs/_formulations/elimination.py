@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
@@ -84,7 +85,7 @@ class Elimination(AbstractFormulation):
         else:
             if self.rank is None:
                 raise ValueError("Elimination.solve called before prepare(model, q, t)")
-            _, P = jsl.qr(_normalized(C).T, pivoting=True, mode="r")
+            _, P = jsl.qr(jax.lax.stop_gradient(_normalized(C)).T, pivoting=True, mode="r")
             rows = P[: self.rank]
         Ck = C[rows]
         # Schur complement of the regular leading matrix [M Ck^T; Ck 0].

@@ -1,7 +1,9 @@
 """Null-space projection: `[V^T M; C] v_dot = [V^T F; Gamma]` with `V` a basis of `null(C)`."""
 
+import functools
 from typing import Literal
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from jaxtyping import Array
@@ -67,47 +69,89 @@ class NullSpaceProjection(AbstractFormulation):
                     "use basis='svd' or 'qr', which handle redundant constraints")
         return NullSpaceProjection(self.basis, self.rtol, r)
 
-    def _range(self, values: Array) -> Array:
-        """The leading `rank` positions (or, unprepared, the values above `rtol`)."""
-        if self.rank is not None:
-            return jnp.asarray(top_mask(values.shape[0], self.rank))
-        return values > self.rtol * values[0]
-
     def solve(self, terms: DynamicsTerms):
-        M, F, C, gamma = terms.M, terms.F, terms.C, terms.gamma
-        nc, nv = C.shape
-        if self.basis == "svd":
-            U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
-            V = Vt.T
-            k = min(nc, nv)
-            rng = jnp.zeros(nv, bool).at[:k].set(self._range(s[:k]))
-            s_inv = jnp.where(rng[:k], 1.0 / jnp.where(rng[:k], s[:k], 1.0), 0.0)
-            # Particular solution of C v = Gamma and the minimum-norm multipliers share the SVD.
-            v_p = V[:, :k] @ (s_inv * (U[:, :k].T @ gamma))
-            Vn = V * (~rng)[None, :]
-            z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), ~rng)
-            v_dot = v_p + Vn @ z
-            lam = U[:, :k] @ (s_inv * (V[:, :k].T @ (F - M @ v_dot)))
-            return v_dot, lam
-        if self.basis == "qr":
-            Q, R, P = jsl.qr(C.T, pivoting=True)  # C^T[:, P] = Q R
-            k = min(nc, nv)
-            d = jnp.abs(jnp.diagonal(R)[:k])
-            rng = self._range(d)
-            # C v = Gamma: R^T Q^T v = Gamma[P]; on the kept (leading) pivots.
-            w = _solve_masked(R[:k, :k].T, gamma[P][:k], rng)
-            v_p = Q[:, :k] @ w
-            null = jnp.ones(nv, bool).at[:k].set(~rng)
-            Vn = Q * null[None, :]
-            z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), null)
-            v_dot = v_p + Vn @ z
-        else:
-            _, P = jsl.qr(C, pivoting=True, mode="r")  # C[:, P[:nc]] = J_2, best conditioned
-            J2, J1 = C[:, P[:nc]], C[:, P[nc:]]
-            V = jnp.zeros((nv, nv - nc)).at[P[nc:]].set(jnp.eye(nv - nc))
-            V = V.at[P[:nc]].set(-jnp.linalg.solve(J2, J1))
-            v_dot = jnp.linalg.solve(jnp.concatenate([V.T @ M, C]), jnp.concatenate([V.T @ F, gamma]))
-        return v_dot, _min_norm_multipliers(C, F - M @ v_dot, self.rank)
+        return _solve(self.basis, self.rtol, self.rank, terms.M, terms.F, terms.C, terms.gamma)
+
+
+def _range_mask(values: Array, rtol: float, rank: int | None) -> Array:
+    """The leading `rank` positions (or, unprepared, the values above `rtol * max`)."""
+    if rank is not None:
+        return jnp.asarray(top_mask(values.shape[0], rank))
+    return values > rtol * values[0]
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
+def _solve(basis: str, rtol: float, rank: int | None, M: Array, F: Array, C: Array, gamma: Array):
+    """`(v_dot, lambda)`; differentiated implicitly (see `_solve_jvp`)."""
+    nc, nv = C.shape
+    k = min(nc, nv)
+    if basis == "svd":
+        U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
+        V = Vt.T
+        rng = jnp.zeros(nv, bool).at[:k].set(_range_mask(s[:k], rtol, rank))
+        s_inv = jnp.where(rng[:k], 1.0 / jnp.where(rng[:k], s[:k], 1.0), 0.0)
+        # Particular solution of C v = Gamma and the minimum-norm multipliers share the SVD.
+        v_p = V[:, :k] @ (s_inv * (U[:, :k].T @ gamma))
+        Vn = V * (~rng)[None, :]
+        z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), ~rng)
+        v_dot = v_p + Vn @ z
+        lam = U[:, :k] @ (s_inv * (V[:, :k].T @ (F - M @ v_dot)))
+        return v_dot, lam
+    if basis == "qr":
+        Q, R, P = jsl.qr(C.T, pivoting=True)  # C^T[:, P] = Q R
+        rng = _range_mask(jnp.abs(jnp.diagonal(R)[:k]), rtol, rank)
+        # C v = Gamma: R^T Q^T v = Gamma[P]; on the kept (leading) pivots.
+        w = _solve_masked(R[:k, :k].T, gamma[P][:k], rng)
+        v_p = Q[:, :k] @ w
+        null = jnp.ones(nv, bool).at[:k].set(~rng)
+        Vn = Q * null[None, :]
+        z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), null)
+        v_dot = v_p + Vn @ z
+    else:
+        _, P = jsl.qr(C, pivoting=True, mode="r")  # C[:, P[:nc]] = J_2, best conditioned
+        J2, J1 = C[:, P[:nc]], C[:, P[nc:]]
+        V = jnp.zeros((nv, nv - nc)).at[P[nc:]].set(jnp.eye(nv - nc))
+        V = V.at[P[:nc]].set(-jnp.linalg.solve(J2, J1))
+        v_dot = jnp.linalg.solve(jnp.concatenate([V.T @ M, C]), jnp.concatenate([V.T @ F, gamma]))
+    return v_dot, _min_norm_multipliers(C, F - M @ v_dot, rank)
+
+
+@_solve.defjvp
+def _solve_jvp(basis, rtol, rank, primals, tangents):
+    """Implicit differentiation of `M v_dot + C^T lambda = F`, `C v_dot = Gamma`
+    (least squares where `Gamma` is inconsistent), `lambda` of minimum norm, at
+    constant rank. Only the SVD's values enter, never its derivatives, which do
+    not exist where singular values repeat."""
+    M, F, C, gamma = primals
+    dM, dF, dC, dgamma = tangents
+    v_dot, lam = _solve(basis, rtol, rank, M, F, C, gamma)
+    nc, nv = C.shape
+    k = min(nc, nv)
+    U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
+    V = Vt.T
+    rng = jnp.zeros(nv, bool).at[:k].set(_range_mask(s[:k], rtol, rank))
+    s_inv = jnp.where(rng[:k], 1.0 / jnp.where(rng[:k], s[:k], 1.0), 0.0)
+    Uk, Vk = U[:, :k], V[:, :k]
+
+    def pinv(y):  # C^+ y
+        return Vk @ (s_inv * (Uk.T @ y))
+
+    def pinv_t(x):  # (C^+)^T x
+        return Uk @ (s_inv * (Vk.T @ x))
+
+    # Accelerations: C dv = dGamma - dC v_dot (plus the least-squares residual's
+    # share), V_n^T M dv = V_n^T (dF - dM v_dot - dC^T lambda).
+    dv_p = pinv(dgamma - dC @ v_dot) + pinv(pinv_t(dC.T @ (gamma - C @ v_dot)))
+    Vn = V * (~rng)[None, :]
+    dz = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (dF - dM @ v_dot - dC.T @ lam - M @ dv_p), ~rng)
+    dv_dot = dv_p + Vn @ dz
+    # Multipliers: the derivative of lambda = (C^T)^+ g, g = F - M v_dot.
+    g = F - M @ v_dot
+    dg = dF - dM @ v_dot - M @ dv_dot
+    u = dC @ pinv(lam)
+    dlam = (pinv_t(dg - dC.T @ lam) + pinv_t(pinv(dC @ (g - C.T @ lam)))
+            + u - Uk @ (rng[:k] * (Uk.T @ u)))
+    return (v_dot, lam), (dv_dot, dlam)
 
 
 def _min_norm_multipliers(C: Array, g: Array, rank: int | None) -> Array:
