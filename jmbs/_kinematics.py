@@ -236,11 +236,21 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
     At each time: `Phi(q, t) = 0` by `assemble` (warm-started from the previous
     time, extrapolated with its velocity), `C v = -b`, `C v_dot = Gamma`.
 
+    Differentiable with respect to the model's parameters (`jax.grad` over
+    `model.with_params(...)`): each position is differentiated implicitly
+    through `assemble`, not through its iterations.
+
     **Raises:** `ValueError` if the model has degrees of freedom left
-    (add drivers); `RuntimeError` if assembly fails at some time.
+    (add drivers); `RuntimeError` if assembly fails at some time (under
+    tracing, an `EquinoxRuntimeError`).
     """
     ts = jnp.asarray(ts, dtype=float)
     q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((model, q, ts))):
+        # Traced (jax.grad or jax.vmap over designs): the checks run inside.
+        out, ok = _kinematics(model, ts, q, tol, max_steps)
+        return eqx.error_if(out, ~jnp.all(ok), "jmbs.kinematics: position analysis failed at "
+                            "some time (singular or unreachable configuration)")
     C = np.asarray(constraint_matrix(model, q, ts[0]))
     s = np.linalg.svd(C, compute_uv=False)
     rank = int(np.sum(s > 1e-9 * s[0])) if s.size else 0

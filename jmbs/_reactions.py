@@ -9,7 +9,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 
 from ._assembly import _group_inputs
-from ._formulations.base import dynamics_terms
+from ._formulations.base import dynamics_terms, require_prepared
 from ._formulations.null_space import NullSpaceProjection
 from ._model import Model
 from ._solvability.base import Decisions
@@ -55,7 +55,7 @@ def uniqueness(model: Model, C: Array, rigid: np.ndarray) -> tuple[Array, Array]
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
         return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool)
-    C = equilibrate(model, jax.lax.stop_gradient(C))[rigid]  # decisions have no derivative
+    C = jax.lax.stop_gradient(equilibrate(model, C))[rigid]  # decisions have no derivative
     d: Decisions = NullSpace().decide(C, jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
     return jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp
@@ -210,6 +210,8 @@ def reactions(model: Model, q, v, t=0.0, formulation=None) -> StateResult:
     t = jnp.asarray(t, dtype=float)
     if not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((model, q, t))):
         formulation = formulation.prepare(model, q, t)
+    else:
+        require_prepared(formulation, "jmbs.reactions")
     return _reactions(model, formulation, q, v, t)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from ._assembly import constraint_matrix, mass_matrix, phi, qdot, velocity_rhs
-from ._formulations.base import AbstractFormulation, dynamics_terms
+from ._formulations.base import AbstractFormulation, dynamics_terms, require_prepared
 from ._formulations.null_space import NullSpaceProjection
 from ._model import Model
 from ._reactions import Reactions, build_reactions
@@ -206,6 +206,14 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
     if concrete:
         q0, v0 = _initial_state(model, q0, v0, t0, initial_tol)
         formulation = formulation.prepare(model, q0, t0)
+    else:
+        require_prepared(formulation, "jmbs.simulate")
+    if isinstance(adjoint, diffrax.BacksolveAdjoint) and isinstance(stabilization, Projection):
+        raise ValueError(
+            "diffrax.BacksolveAdjoint solves the adjoint equations of the continuous motion "
+            "backwards, which the projection after each step is not part of; use "
+            "stabilization=jmbs.Baumgarte(...) or None with it, or keep Projection with the "
+            "default adjoint (diffrax.RecursiveCheckpointAdjoint)")
     if isinstance(solver, diffrax.AbstractImplicitSolver) and isinstance(
             stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
         solver = _resolve_tolerances(solver, stepsize_controller)

@@ -139,6 +139,16 @@ def row_values(model: Model, values, what: str, default: float | None = None) ->
     return out
 
 
+def require_prepared(formulation: "AbstractFormulation", where: str) -> None:
+    """Refuse an unprepared formulation where the model or state is traced."""
+    if not formulation.prepared:
+        raise ValueError(
+            f"{where}: the model or the state is traced (jax.grad, jax.vmap or jax.jit over "
+            f"it), so {type(formulation).__name__} cannot decide the rank of C from values "
+            "here; prepare it on a concrete model first and pass that, e.g. "
+            f"formulation = jmbs.{type(formulation).__name__}().prepare(model, model.q0, 0.0)")
+
+
 class AbstractFormulation(eqx.Module):
     """A way of solving the equations of motion of a (possibly redundantly)
     constrained system at one state."""
@@ -150,6 +160,12 @@ class AbstractFormulation(eqx.Module):
         """Host-side, once per run: resolve element names into rows and check the
         choice against the model at `(q, t)`. Returns the formulation to trace."""
         return self
+
+    @property
+    def prepared(self) -> bool:
+        """Whether `prepare` has made its value-dependent choices (rank, rows), so
+        that `solve` can be traced with a traced model (`jax.grad`, `jax.vmap`)."""
+        return True
 
     @abc.abstractmethod
     def solve(self, terms: DynamicsTerms) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:

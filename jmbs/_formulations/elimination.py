@@ -78,6 +78,10 @@ class Elimination(AbstractFormulation):
                 f"{', '.join(dependent)}: eliminate {len(keep) - rk} more component(s) among them")
         return Elimination(self.eliminate, self.rtol, keep_rows=tuple(keep), rank=r)
 
+    @property
+    def prepared(self) -> bool:
+        return self.rank is not None
+
     def solve(self, terms: DynamicsTerms):
         C, gamma, Minv, F = terms.C, terms.gamma, terms.Minv, terms.F
         if self.keep_rows is not None:

@@ -69,6 +69,10 @@ class NullSpaceProjection(AbstractFormulation):
                     "use basis='svd' or 'qr', which handle redundant constraints")
         return NullSpaceProjection(self.basis, self.rtol, r)
 
+    @property
+    def prepared(self) -> bool:
+        return self.rank is not None
+
     def solve(self, terms: DynamicsTerms):
         return _solve(self.basis, self.rtol, self.rank, terms.M, terms.F, terms.C, terms.gamma)
 

@@ -67,6 +67,10 @@ class Penalty(AbstractFormulation):
         return Penalty(self.stiffness, self.damping, self.rigid, k=jnp.asarray(k), d=jnp.asarray(d),
                        rigid_mask=tuple(bool(x) for x in mask), rigid_rank=rank)
 
+    @property
+    def prepared(self) -> bool:
+        return self.k is not None
+
     def rigid_rows(self, model: Model):
         return np.asarray(self.rigid_mask if self.rigid_mask is not None else np.zeros(model.nc, bool))
 

@@ -42,6 +42,10 @@ class Pseudoinverse(AbstractFormulation):
                              f"check the elements {', '.join(bad)}")
         return Pseudoinverse(self.weights, self.rtol, r, tuple(float(x) for x in w))
 
+    @property
+    def prepared(self) -> bool:
+        return self.rank is not None and (self.weights is None or self.row_weights is not None)
+
     def solve(self, terms: DynamicsTerms):
         C, Minv, F = terms.C, terms.Minv, terms.F
         s = 1.0 if self.row_weights is None else 1.0 / jnp.sqrt(jnp.asarray(self.row_weights))
