@@ -112,10 +112,10 @@ def _project_positions_jvp(tol, max_iterations, primals, tangents):
     qs = out[0]
     hol = jnp.asarray(model.holonomic_rows)
     _, dphi = jax.jvp(lambda m, tt: jnp.where(hol, phi(m, qs, tt), 0.0), (model, t), (dmodel, dt))
+    (C, _), terms_jvp = jax.linearize(
+        lambda m, qq, tt: (constraint_matrix(m, qq, tt), velocity_rhs(m, qq, tt)), model, qs, t)
     dv = velocity_increment(model, qs, dq)
-    C = constraint_matrix(model, qs, t)
     dv = dv + _correction(model, C, C @ dv + dphi, hol)
     dqs = qdot(model, qs, dv)
-    _, (dC, db) = jax.jvp(lambda m, qq, tt: (constraint_matrix(m, qq, tt), velocity_rhs(m, qq, tt)),
-                          (model, qs, t), (dmodel, dqs, dt))
+    dC, db = terms_jvp(dmodel, dqs, dt)
     return out, (dqs, np.zeros(out[1].shape, jax.dtypes.float0), dC, db)

@@ -3,6 +3,7 @@
 import functools
 from typing import Literal
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
@@ -84,23 +85,58 @@ def _range_mask(values: Array, rtol: float, rank: int | None) -> Array:
     return values > rtol * values[0]
 
 
+class _SVD(eqx.Module):
+    """`C = U diag(s) V^T` with the range (`rng`, the leading `rank` values) inverted."""
+
+    U: Array
+    V: Array
+    s_inv: Array
+    rng: Array  # (nv,): True on the range's columns of V
+
+    def __init__(self, C: Array, rtol: float, rank: int | None):
+        nc, nv = C.shape
+        k = min(nc, nv)
+        self.U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
+        self.V = Vt.T
+        self.rng = jnp.zeros(nv, bool).at[:k].set(_range_mask(s[:k], rtol, rank))
+        self.s_inv = jnp.where(self.rng[:k], 1.0 / jnp.where(self.rng[:k], s[:k], 1.0), 0.0)
+
+    def pinv(self, y: Array) -> Array:
+        """`C^+ y`."""
+        k = self.s_inv.shape[0]
+        return self.V[:, :k] @ (self.s_inv * (self.U[:, :k].T @ y))
+
+    def pinv_t(self, x: Array) -> Array:
+        """`(C^+)^T x`."""
+        k = self.s_inv.shape[0]
+        return self.U[:, :k] @ (self.s_inv * (self.V[:, :k].T @ x))
+
+    def range_project(self, y: Array) -> Array:
+        """`C C^+ y`: the projection onto `range(C)`."""
+        k = self.s_inv.shape[0]
+        return self.U[:, :k] @ (self.rng[:k] * (self.U[:, :k].T @ y))
+
+    def null(self) -> Array:
+        """`V` with its range columns zeroed: a basis of `null(C)` (padded)."""
+        return self.V * (~self.rng)[None, :]
+
+
+def _svd_solve(svd: _SVD, M: Array, F: Array, gamma: Array):
+    # Particular solution of C v = Gamma and the minimum-norm multipliers share the SVD.
+    v_p = svd.pinv(gamma)
+    Vn = svd.null()
+    z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), ~svd.rng)
+    v_dot = v_p + Vn @ z
+    return v_dot, svd.pinv_t(F - M @ v_dot)
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
 def _solve(basis: str, rtol: float, rank: int | None, M: Array, F: Array, C: Array, gamma: Array):
     """`(v_dot, lambda)`; differentiated implicitly (see `_solve_jvp`)."""
     nc, nv = C.shape
     k = min(nc, nv)
     if basis == "svd":
-        U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
-        V = Vt.T
-        rng = jnp.zeros(nv, bool).at[:k].set(_range_mask(s[:k], rtol, rank))
-        s_inv = jnp.where(rng[:k], 1.0 / jnp.where(rng[:k], s[:k], 1.0), 0.0)
-        # Particular solution of C v = Gamma and the minimum-norm multipliers share the SVD.
-        v_p = V[:, :k] @ (s_inv * (U[:, :k].T @ gamma))
-        Vn = V * (~rng)[None, :]
-        z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), ~rng)
-        v_dot = v_p + Vn @ z
-        lam = U[:, :k] @ (s_inv * (V[:, :k].T @ (F - M @ v_dot)))
-        return v_dot, lam
+        return _svd_solve(_SVD(C, rtol, rank), M, F, gamma)
     if basis == "qr":
         Q, R, P = jsl.qr(C.T, pivoting=True)  # C^T[:, P] = Q R
         rng = _range_mask(jnp.abs(jnp.diagonal(R)[:k]), rtol, rank)
@@ -128,33 +164,21 @@ def _solve_jvp(basis, rtol, rank, primals, tangents):
     not exist where singular values repeat."""
     M, F, C, gamma = primals
     dM, dF, dC, dgamma = tangents
-    v_dot, lam = _solve(basis, rtol, rank, M, F, C, gamma)
-    nc, nv = C.shape
-    k = min(nc, nv)
-    U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
-    V = Vt.T
-    rng = jnp.zeros(nv, bool).at[:k].set(_range_mask(s[:k], rtol, rank))
-    s_inv = jnp.where(rng[:k], 1.0 / jnp.where(rng[:k], s[:k], 1.0), 0.0)
-    Uk, Vk = U[:, :k], V[:, :k]
-
-    def pinv(y):  # C^+ y
-        return Vk @ (s_inv * (Uk.T @ y))
-
-    def pinv_t(x):  # (C^+)^T x
-        return Uk @ (s_inv * (Vk.T @ x))
-
+    svd = _SVD(C, rtol, rank)
+    v_dot, lam = (_svd_solve(svd, M, F, gamma) if basis == "svd"
+                  else _solve(basis, rtol, rank, M, F, C, gamma))
     # Accelerations: C dv = dGamma - dC v_dot (plus the least-squares residual's
     # share), V_n^T M dv = V_n^T (dF - dM v_dot - dC^T lambda).
-    dv_p = pinv(dgamma - dC @ v_dot) + pinv(pinv_t(dC.T @ (gamma - C @ v_dot)))
-    Vn = V * (~rng)[None, :]
-    dz = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (dF - dM @ v_dot - dC.T @ lam - M @ dv_p), ~rng)
+    dv_p = svd.pinv(dgamma - dC @ v_dot) + svd.pinv(svd.pinv_t(dC.T @ (gamma - C @ v_dot)))
+    Vn = svd.null()
+    dz = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (dF - dM @ v_dot - dC.T @ lam - M @ dv_p), ~svd.rng)
     dv_dot = dv_p + Vn @ dz
     # Multipliers: the derivative of lambda = (C^T)^+ g, g = F - M v_dot.
     g = F - M @ v_dot
     dg = dF - dM @ v_dot - M @ dv_dot
-    u = dC @ pinv(lam)
-    dlam = (pinv_t(dg - dC.T @ lam) + pinv_t(pinv(dC @ (g - C.T @ lam)))
-            + u - Uk @ (rng[:k] * (Uk.T @ u)))
+    u = dC @ svd.pinv(lam)
+    dlam = (svd.pinv_t(dg - dC.T @ lam) + svd.pinv_t(svd.pinv(dC @ (g - C.T @ lam)))
+            + u - svd.range_project(u))
     return (v_dot, lam), (dv_dot, dlam)
 
 
