@@ -175,14 +175,14 @@ def test_simulation_gradients_planar_recursive_checkpointing():
         sol = jmbs.simulate(m, 1.0, formulation=f, dt0=0.01, saveat=jnp.linspace(0.0, 1.0, 11),
                             stepsize_controller=diffrax.ConstantStepSize(), max_steps=200)
         r = sol.reactions
-        return jnp.stack([jnp.sqrt(jnp.mean(r.components("drive", "F") ** 2)),
-                          jnp.max(jnp.linalg.norm(r.force("D"), axis=-1)),
-                          r.force("A")[-1, 1]])
+        # One weighted sum (a single reverse pass compiles faster than a Jacobian's).
+        return (jnp.sqrt(jnp.mean(r.components("drive", "F") ** 2))
+                + 0.3 * jnp.max(jnp.linalg.norm(r.force("D"), axis=-1)) + 2.0 * r.force("A")[-1, 1])
 
     x0 = jnp.array([5.0, 0.0])
     with pytest.warns(UserWarning, match="projected"):  # the concrete runs re-project v0
         fd = central_differences(functionals, x0, np.array([1e-4, 1e-5]))
-    assert_matches(jax.jacrev(functionals)(x0), fd)
+    assert_matches(jax.grad(functionals)(x0), fd)
 
 
 def test_simulation_gradients_spatial_backsolve_adjoint():
