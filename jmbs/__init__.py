@@ -2,18 +2,25 @@
 
 Importing jmbs enables 64-bit floats in JAX (`jax_enable_x64`) and, unless
 `JMBS_KEEP_XLA_FLAGS=1` is set or JAX's CPU backend is already running, adds
-`--xla_cpu_multi_thread_eigen=false` to `XLA_FLAGS`: with JAX 0.10 on
-machines with few cores, batched LAPACK calls (vmapped SVD, QR, eigh) that
-XLA runs concurrently can deadlock its CPU thread pool; the flag makes that
-rarer (jmbs also sequences its own LAPACK calls), and jmbs's small matrices
-gain nothing from intra-op threads.
+`--xla_cpu_multi_thread_eigen=false` to `XLA_FLAGS` (jmbs's small matrices
+gain nothing from intra-op threads) and sets `PJRT_NPROC` to at least 16
+(unless set): with JAX 0.10, batched LAPACK calls (vmapped SVD, QR, eigh)
+can deadlock XLA's CPU thread pool when it has as few threads as a small
+machine has cores.
 """
 
 import os
 
 _flags = os.environ.get("XLA_FLAGS", "")
-if os.environ.get("JMBS_KEEP_XLA_FLAGS") != "1" and "xla_cpu_multi_thread_eigen" not in _flags:
-    os.environ["XLA_FLAGS"] = (_flags + " --xla_cpu_multi_thread_eigen=false").strip()
+if os.environ.get("JMBS_KEEP_XLA_FLAGS") != "1":
+    if "xla_cpu_multi_thread_eigen" not in _flags:
+        os.environ["XLA_FLAGS"] = (_flags + " --xla_cpu_multi_thread_eigen=false").strip()
+    # XLA's CPU thread pool has PJRT_NPROC threads (default: the number of cores).
+    # JAX 0.10's batched LAPACK kernels split a large batch into pieces for that pool
+    # and wait for them; when every pool thread is such a waiter, nothing runs the
+    # pieces and the program hangs (seen with 2 cores, and with more CPU devices than
+    # cores). Spare threads that are idle otherwise prevent it.
+    os.environ.setdefault("PJRT_NPROC", str(max(16, os.cpu_count() or 1)))
 
 import jax  # noqa: E402
 
@@ -31,6 +38,7 @@ from ._assembly import phi as phi  # noqa: E402
 from ._assembly import qdot as qdot  # noqa: E402
 from ._assembly import velocity_residual as velocity_residual  # noqa: E402
 from ._assembly import velocity_rhs as velocity_rhs  # noqa: E402
+from ._batch import batch_map as batch_map  # noqa: E402
 from ._formulations.augmented_lagrangian import AugmentedLagrangian as AugmentedLagrangian  # noqa: E402
 from ._formulations.base import AbstractFormulation as AbstractFormulation  # noqa: E402
 from ._formulations.base import DynamicsTerms as DynamicsTerms  # noqa: E402
