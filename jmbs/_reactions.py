@@ -169,10 +169,6 @@ class Reactions(eqx.Module):
 def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndarray,
                     C: Array) -> Reactions:
     """The `Reactions` of one state (vmap for a trajectory), given `C` there."""
-    # The decisions' QR must not run concurrently with the formulation's LAPACK calls:
-    # under vmap, concurrent batched LAPACK calls can deadlock XLA's CPU thread pool
-    # (JAX 0.10), so make it wait for the multipliers.
-    lam, C = jax.lax.optimization_barrier((lam, C))
     point, force, torque = element_wrenches(model, q, t, lam)
     unique, comp = uniqueness(model, C, rigid)
     components = tuple(spec.components for spec in model.element_specs)

@@ -108,3 +108,16 @@ def test_dynamics_mobile_robot(tmp_path):
         assert r["unique"] == r["paper_unique"] and r["flags_agree"], name
         assert r["same"] == r["unique"], name
     assert (tmp_path / "dynamics_mobile_robot_reactions.png").stat().st_size > 10_000
+
+
+def test_design_mobile_robot(tmp_path):
+    res = _load("design_mobile_robot").main(short=True, out=tmp_path)
+    assert res["final"] < res["initial"] and res["verified_final"] < res["verified_initial"]
+    # the optimiser's values (constant steps) and the adaptive re-simulation agree
+    assert abs(res["verified_initial"] / res["initial"] - 1) < 1e-5
+    assert abs(res["verified_final"] / res["final"] - 1) < 1e-5
+    assert res["assembles"] and res["assembly_residual"] < 1e-12 and res["run_ok"]
+    assert res["max_violation"] < 1e-8 and res["bounds_ok"] and res["unique"]
+    assert res["fd_rel_error"] < 1e-4
+    for name in ("objective", "reactions", "paths"):
+        assert (tmp_path / f"design_mobile_robot_{name}.png").stat().st_size > 10_000
