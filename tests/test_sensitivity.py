@@ -7,8 +7,6 @@ planar redundant linkage and spatial mechanisms, for masses, joint points
 (link lengths), driver-motion parameters and inertias.
 """
 
-import math
-
 import diffrax
 import equinox as eqx
 import jax
@@ -18,7 +16,7 @@ import pytest
 
 import jmbs
 from jmbs.examples import mobile_robot
-from jmbs.examples.basic import _rod2, _rod3, four_bar_points
+from jmbs.examples.basic import _rod2
 
 REL = 1e-5  # required agreement of gradients and finite differences
 
@@ -62,23 +60,6 @@ def parallelogram_design(model, x):
                               "coupler.mass": mass, "drive.amp": amp})
 
 
-def driven_spatial_four_bar() -> jmbs.Model:
-    """`examples.spatial_four_bar` (p = 3) with its crank driven, `theta(t) = 0.4 sin(2 t)`."""
-    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
-    A, B = four_bar_points(math.pi / 3)
-    A3, B3, O4 = np.r_[A, 0.0], np.r_[B, 0.0], np.array([3.0, 0.0, 0.0])
-    crank = _rod3(b, "crank", np.zeros(3), A3)
-    coupler = _rod3(b, "coupler", A3, B3)
-    rocker = _rod3(b, "rocker", O4, B3)
-    z = (0.0, 0.0, 1.0)
-    b.add_revolute("O2", b.ground, crank, point=(0.0, 0.0, 0.0), axis=z)
-    b.add_revolute("A", crank, coupler, point=A3, axis=z)
-    b.add_revolute("B", coupler, rocker, point=B3, axis=z)
-    b.add_revolute("O4", b.ground, rocker, point=O4, axis=z)
-    b.add_driver("drive", "O2", lambda t: 0.4 * jnp.sin(2.0 * t))
-    return b.build()
-
-
 def test_kinetostatic_gradients_planar_redundant_linkage():
     """Driving torque of the parallelogram (unique; its joint forces are not) at a
     re-assembled configuration, with respect to a link length, a mass and a driver
@@ -115,7 +96,7 @@ def test_kinetostatic_gradients_spatial_mechanism():
     """Spatial four-bar (p = 3): the unique in-plane joint forces (components Fx, Fy
     of the joint frames) and the driving torque, with respect to a joint point
     (two link lengths, re-assembled), the crank's mass and the rocker's inertia."""
-    m0 = driven_spatial_four_bar()
+    m0 = jmbs.examples.spatial_four_bar(motion=lambda t: 0.4 * jnp.sin(2.0 * t))
     t = 0.6
     q_t = jmbs.assemble(m0, m0.q0, t)
     f = jmbs.NullSpaceProjection().prepare(m0, q_t, t)

@@ -141,9 +141,11 @@ def _rod3(b: ModelBuilder, name: str, p, q, mass: float = 1.0, width: float = 0.
                       rotation=frame_x_along(q - p))
 
 
-def spatial_four_bar(theta: float = math.pi / 3) -> Model:
+def spatial_four_bar(theta: float = math.pi / 3, motion=None) -> Model:
     """The planar four-bar of `four_bar` built with spatial revolute joints whose four
-    axes are parallel (z): p = 3 redundant constraints, dof = 1."""
+    axes are parallel (z): p = 3 redundant constraints, dof = 1. With `motion` (a
+    traceable `f(t)`, the crank angle from this configuration), a driver `"drive"` on
+    O2 takes the degree of freedom."""
     b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
     A, B = four_bar_points(theta)
     A3, B3, O4 = np.r_[A, 0.0], np.r_[B, 0.0], np.array([3.0, 0.0, 0.0])
@@ -155,6 +157,8 @@ def spatial_four_bar(theta: float = math.pi / 3) -> Model:
     b.add_revolute("A", crank, coupler, point=A3, axis=z)
     b.add_revolute("B", coupler, rocker, point=B3, axis=z)
     b.add_revolute("O4", b.ground, rocker, point=O4, axis=z)
+    if motion is not None:
+        b.add_driver("drive", "O2", motion)
     return b.build()
 
 
