@@ -161,7 +161,9 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | None
       interpolation error).
     - `stepsize_controller`: default `diffrax.PIDController(rtol=1e-8,
       atol=1e-8)` (with `dt0` given and `diffrax.ConstantStepSize()`, constant steps).
-    - `adjoint`: a diffrax adjoint for gradients (default recursive checkpointing).
+    - `adjoint`: a diffrax adjoint for gradients (default recursive checkpointing,
+      sized by `max_steps`); `diffrax.BacksolveAdjoint()` needs `Baumgarte` or no
+      stabilization (see docs/sensitivity.md).
     - `max_steps`: step limit.
     - `throw`: raise on failure; with `False`, `Solution.result` holds a code
       per run (per batch element under `jax.vmap`).
