@@ -247,6 +247,35 @@ class Model(eqx.Module):
         return _derive(self.dim, self.body_specs, self.element_specs, values)
 
 
+    def with_motions(self, motions: dict[str, Callable]) -> "Model":
+        """A model whose drivers follow new motions: `{driver name: f(t)}`.
+
+        The new `f(t)` is measured from the reference configuration like the
+        old one; the drivers' motion parameters (if any) stay in `params()`
+        but the new functions do not take them. Host-side (the functions are
+        static): e.g. `f = lambda t: t` makes the time the driven coordinate,
+        for sweeps along a driver.
+
+        **Raises:** `ValueError` for a name that is not a driver or a value
+        that is not callable.
+        """
+        drivers = [s.name for s in self.element_specs if s.kind == "driver"]
+        for name, fn in motions.items():
+            if name not in drivers:
+                raise ValueError(_unknown("driver", name, drivers))
+            _check_callable(fn, "motion", f"driver {name!r}")
+
+        def replaced(s: ElementSpec) -> ElementSpec:
+            if s.name not in motions:
+                return s
+            opts = dict(s.options) | {"motion": motions[s.name], "param_keys": ()}
+            return dataclasses.replace(s, options=tuple(opts.items()))
+
+        specs = tuple(replaced(s) for s in self.element_specs)
+        new = _derive(self.dim, self.body_specs, specs, self.params())
+        return eqx.tree_at(lambda m: (m.q0, m.v0), new, (self.q0, self.v0))
+
+
 def _unknown(what: str, name: str, known: Sequence[str]) -> str:
     close = difflib.get_close_matches(str(name), list(known), n=3)
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else (

@@ -10,7 +10,6 @@ the constraints and has the reference configuration's rank with a clear
 singular-value gap; candidates near singular configurations are replaced.
 """
 
-import dataclasses
 import functools
 import math
 
@@ -68,15 +67,6 @@ def _identity(t):
     """Driver motion `f(t) = t`: the time is the driven coordinate. Module level, so
     models built with it are structurally equal and share compiled code."""
     return t
-
-
-def _with_motions(model: Model, motions: dict) -> Model:
-    """A copy of `model` with the motions of some drivers replaced (re-derived)."""
-    specs = tuple(
-        dataclasses.replace(s, options=tuple((k, motions[s.name] if k == "motion" else v)
-                                             for k, v in s.options))
-        if s.name in motions else s for s in model.element_specs)
-    return dataclasses.replace(model, element_specs=specs).with_params({})
 
 
 @functools.cache
@@ -358,7 +348,7 @@ def _manipulator(overactuated: bool) -> Model:
     motions = {"dA": turret, "dHc": boom_slide, "dIc": arm_slide}
     if overactuated:
         motions["dLc"] = boom_slide  # the twin cylinder's slide equals that of Hc
-    return _with_motions(model, motions)
+    return model.with_motions(motions)
 
 
 def _manipulator_candidates(model: Model, rng: np.random.Generator, m: int):
