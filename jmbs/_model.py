@@ -13,6 +13,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._bodies import GROUND_Q, NQ, NV, body_qdot, point
+from ._expression import Expression
 from ._joints.base import AbstractElement, DeriveContext, ElementSpec
 from ._joints.custom import CustomHolonomic, CustomPfaffian
 from ._joints.distance import Distance
@@ -482,15 +483,17 @@ class ModelBuilder:
         return self._joint("distance", name, body_i, body_j, **kw)
 
     # ----- drivers and user constraints -----
-    def add_driver(self, name: str, joint: str, motion: Callable, coordinate: str | None = None,
-                   params: dict[str, Any] | None = None) -> str:
+    def add_driver(self, name: str, joint: str, motion: "Callable | str",
+                   coordinate: str | None = None, params: dict[str, Any] | None = None) -> str:
         """Prescribe a joint's free relative coordinate: `coordinate(q) = motion(t)`.
 
         **Arguments:**
         - `joint`: name of a revolute (angle), prismatic (slide) or, in 3-D,
           cylindrical joint (then `coordinate="slide"` or `"angle"`).
-        - `motion`: traceable `f(t)`, or `f(t, params)` when `params` is given;
-          the coordinate is measured from the reference configuration.
+        - `motion`: traceable `f(t)`, or `f(t, params)` when `params` is given,
+          or the same as text, e.g. `"omega * t"` (see `jmbs.Expression`; text
+          motions can be saved in model files); the coordinate is measured from
+          the reference configuration.
         - `params`: design parameters of the motion (`"<name>.<key>"`).
 
         The driver's reaction is the driving torque (`M`) or force (`F`).
@@ -516,6 +519,11 @@ class ModelBuilder:
             raise ValueError(f"{where}: joint {joint!r} ({target.kind}) has no {coordinate!r} "
                              f"coordinate; it has {drivable}")
         keys = self._user_params(name, params, where)
+        if isinstance(motion, str):
+            try:
+                motion = Expression(motion, keys)
+            except ValueError as e:
+                raise ValueError(f"{where}: motion: {e}") from None
         _check_callable(motion, "motion", where)
         try:
             out = motion(0.0, {k: jnp.asarray(v) for k, v in (params or {}).items()}) if params \
@@ -603,24 +611,19 @@ class ModelBuilder:
         nb = len(self._bodies)
         specs = tuple(dataclasses.replace(
             s, bodies=tuple(nb if i < 0 else i for i in s.bodies)) for s in self._elements)
-        values = {k: jnp.asarray(v, dtype=float) for k, v in self._values.items()}
+        # Canonical order (gravity, bodies, elements), however the calls were interleaved,
+        # so that equal models have equal parameter layouts (model files, compiled code).
+        owner = {n: k for k, n in enumerate(
+            ["gravity"] + [b.name for b in self._bodies] + [e.name for e in self._elements])}
+        keys = sorted(self._values, key=lambda key: owner[key.split(".")[0]])
+        values = {k: jnp.asarray(self._values[k], dtype=float) for k in keys}
         model = _derive(self.dim, self._bodies, specs, values)
         if assemble:
             from ._kinematics import assemble as _assemble
 
             model = eqx.tree_at(lambda m: m.q0, model, _assemble(model, model.q0, 0.0))
-        if check and model.nc:
-            from ._assembly import phi
-
-            res = np.abs(np.asarray(phi(model, model.q0, 0.0)))
-            scale = max(1.0, float(np.max(np.abs(np.asarray(model.q0)))))
-            worst = int(np.argmax(res))
-            if res[worst] > tol * scale:
-                name = model.element_of_row(worst)
-                raise ValueError(
-                    f"the reference configuration violates element {name!r} by "
-                    f"{res[worst]:.3g} (tolerance {tol * scale:.3g}); correct the geometry, or "
-                    "build(assemble=True) / jmbs.assemble(model, q) to close the constraints")
+        if check:
+            check_closed(model, model.q0, tol)
         return model
 
     # ----- helpers -----
@@ -704,6 +707,24 @@ class ModelBuilder:
             self._values[f"{name}.{key}"] = value
         self._elements.append(ElementSpec(kind, name, (i, j), tuple(values), comps))
         return name
+
+
+def check_closed(model: Model, q, tol: float = 1e-8) -> None:
+    """Raise `ValueError` naming the worst element if `q` violates a holonomic
+    constraint at `t = 0` by more than `tol` (relative to the model's size)."""
+    if not model.nc:
+        return
+    from ._assembly import phi
+
+    res = np.abs(np.asarray(phi(model, q, 0.0)))
+    scale = max(1.0, float(np.max(np.abs(np.asarray(q)))))
+    worst = int(np.argmax(res))
+    if res[worst] > tol * scale:
+        name = model.element_of_row(worst)
+        raise ValueError(
+            f"the reference configuration violates element {name!r} by "
+            f"{res[worst]:.3g} (tolerance {tol * scale:.3g}); correct the geometry, or "
+            "build(assemble=True) / jmbs.assemble(model, q) to close the constraints")
 
 
 def _components(dim: int, kind: str) -> tuple[str, ...]:

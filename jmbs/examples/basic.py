@@ -58,7 +58,7 @@ def slider_crank(crank: float = 0.5, rod: float = 1.5, theta: float = math.pi / 
     b.add_revolute("B", r, s, point=B)
     b.add_prismatic("P", b.ground, s, point=B, axis=(1.0, 0.0))
     if omega is not None:
-        b.add_driver("drive", joint="O", motion=lambda t: omega * t)
+        b.add_driver("drive", joint="O", motion="omega * t", params={"omega": omega})
     return b.build()
 
 
@@ -97,7 +97,7 @@ def four_bar(theta: float = math.pi / 3, a: float = 1.0, b: float = 2.5, c: floa
     bld.add_revolute("B", coupler, rocker, point=B)
     bld.add_revolute("O4", bld.ground, rocker, point=O4)
     if omega is not None:
-        bld.add_driver("drive", joint="O2", motion=lambda t: omega * t)
+        bld.add_driver("drive", joint="O2", motion="omega * t", params={"omega": omega})
     return bld.build()
 
 

@@ -87,13 +87,14 @@ def gripper(actuation: str = "none", phi4: float = -math.pi / 6, b: float = 0.7,
     bld.add_revolute("Cr", slider2, jaws[1], point=C)
     bld.add_revolute("Er", jaws[0], jaws[1], point=E)
     if actuation != "none":
-        f = (lambda t: 0.0 * t) if motion is None else motion
-        bld.add_driver("drive_Cr", joint="Cr", motion=f)
-        if actuation == "overactuated":
+        bld.add_driver("drive_Cr", joint="Cr", motion="0" if motion is None else motion)
+        if actuation == "overactuated" and motion is None:
+            bld.add_driver("drive_Bt", joint="Bt", motion="0")
+        elif actuation == "overactuated":
             s0 = gripper_slide(phi4, b, c, jaw4, phi4)
 
             def slide(t):
-                return gripper_slide(phi4 + f(t), b, c, jaw4, phi4) - s0
+                return gripper_slide(phi4 + motion(t), b, c, jaw4, phi4) - s0
 
             bld.add_driver("drive_Bt", joint="Bt", motion=slide)
     return bld.build()

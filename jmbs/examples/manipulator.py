@@ -23,11 +23,9 @@ CYLINDER = 0.5         # distance from a cylinder's pivot to the cylindrical joi
 TWIN_OFFSET = 0.3      # lateral offset of the second (parallel) boom cylinder
 
 
-def _hold(t):
-    """Driver motion: hold the reference value. One module-level function (not a fresh
-    lambda per build) keeps models of different configurations structurally equal,
-    so jitted functions compiled for one are reused for the others."""
-    return 0.0 * t
+# Driver motion: hold the reference value (text motions are equal when their text is,
+# so models of different configurations share compiled code).
+HOLD = "0"
 
 
 def _turret_rotation(phi01: float) -> np.ndarray:
@@ -132,9 +130,9 @@ def redundant_manipulator(overactuated: bool = False, q=PAPER_Q) -> Model:
     b.add_revolute("G", "arm", "arm_piston", point=glob(P["G"]), axis=y_pin)
     b.add_cylindrical("Hc", "boom_cylinder", "boom_piston", point=Hc_point, axis=Hc_axis)
     b.add_cylindrical("Ic", "arm_cylinder", "arm_piston", point=Ic_point, axis=Ic_axis)
-    b.add_driver("dA", joint="A", motion=_hold)
-    b.add_driver("dHc", joint="Hc", motion=_hold, coordinate="slide")
-    b.add_driver("dIc", joint="Ic", motion=_hold, coordinate="slide")
+    b.add_driver("dA", joint="A", motion=HOLD)
+    b.add_driver("dHc", joint="Hc", motion=HOLD, coordinate="slide")
+    b.add_driver("dIc", joint="Ic", motion=HOLD, coordinate="slide")
     if overactuated:
         # Bodies 8 and 9: a twin of the boom cylinder, shifted along the pin axes, so
         # its slide always equals that of Hc (the two drives are dependent).
@@ -144,5 +142,5 @@ def redundant_manipulator(overactuated: bool = False, q=PAPER_Q) -> Model:
                        axis=y_pin)
         b.add_revolute("K", "boom", "boom_piston2", point=glob(P["D"], TWIN_OFFSET), axis=y_pin)
         b.add_cylindrical("Lc", "boom_cylinder2", "boom_piston2", point=Lc_point, axis=Lc_axis)
-        b.add_driver("dLc", joint="Lc", motion=_hold, coordinate="slide")
+        b.add_driver("dLc", joint="Lc", motion=HOLD, coordinate="slide")
     return b.build()

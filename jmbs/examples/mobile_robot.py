@@ -81,6 +81,16 @@ def steering_manoeuvre(t, amplitude: float = 0.35):
     return amplitude * (-(step(1.0) - step(4.0)) + (step(6.0) - step(9.0)))
 
 
+# The default driver motion as text (a model file holds it): the slide that adds
+# `steering_manoeuvre(t)` to the steering angle `delta0` of the reference configuration,
+# i.e. `slider_displacement(delta0 + steering_manoeuvre(t)) - slider_displacement(delta0)`
+# (relative to the same expression at delta0, so it is exactly 0 at t = 0).
+MANOEUVRE = """\
+steer = amplitude * (smoothstep(t - 6) - smoothstep(t - 9) - smoothstep(t - 1) + smoothstep(t - 4))
+slide = sqrt(link**2 - (arm * cos(delta0 + steer))**2) - arm * sin(delta0 + steer)
+slide - (sqrt(link**2 - (arm * cos(delta0))**2) - arm * sin(delta0))"""
+
+
 def _layout(d: float, hitch: float, geometry: dict) -> dict:
     """Steering angle `delta` and the joint and contact points at slide `d` (platform at
     the origin along x, trolley turned by `hitch` relative to the platform)."""
@@ -158,13 +168,10 @@ def mobile_robot(d: float = 0.0, hitch: float = 0.0, speed: float = 1.0,
     geo = _geometry(geometry)
     a, link = geo["arm"], geo["link"]
     P = _layout(d, hitch, geo)
+    motion_params = None
     if motion is None:
-        delta0 = P["delta"]
-
-        def motion(t):
-            # Relative to the same expression at delta0 (not to `d`), so motion(0) is exactly 0.
-            return (slider_displacement(delta0 + steering_manoeuvre(t), a, link)
-                    - slider_displacement(delta0, a, link))
+        motion = MANOEUVRE
+        motion_params = {"delta0": P["delta"], "arm": a, "link": link, "amplitude": 0.35}
 
     # Rolling about the instantaneous centre on the axle line: the W1 contact point
     # at B moves along the wheel, which fixes the platform's rate of turn.
@@ -202,7 +209,7 @@ def mobile_robot(d: float = 0.0, hitch: float = 0.0, speed: float = 1.0,
     b.add_revolute("F", slider, link5, point=P["F"])
     b.add_revolute("G", link5, wheel3, point=P["G"])
     b.add_prismatic("H", platform, slider, point=P["E"], axis=(0.0, 1.0))
-    b.add_driver("drive", joint="H", motion=motion)
+    b.add_driver("drive", joint="H", motion=motion, params=motion_params)
     delta = P["delta"]
     b.add_knife_edge("W1", wheel2, point=P["B"], direction=(math.cos(delta), math.sin(delta)))
     b.add_knife_edge("W2", wheel3, point=P["C"], direction=(math.cos(delta), -math.sin(delta)))
