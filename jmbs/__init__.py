@@ -39,6 +39,7 @@ from ._assembly import qdot as qdot  # noqa: E402
 from ._assembly import velocity_residual as velocity_residual  # noqa: E402
 from ._assembly import velocity_rhs as velocity_rhs  # noqa: E402
 from ._batch import batch_map as batch_map  # noqa: E402
+from ._expression import Expression as Expression  # noqa: E402
 from .io import ModelFileError as ModelFileError  # noqa: E402
 from .io import bundled_models as bundled_models  # noqa: E402
 from .io import load as load  # noqa: E402

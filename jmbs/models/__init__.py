@@ -1,1 +1,4 @@
-"""Model files of the bundled mechanisms (`jmbs.load(name)`); written by `python -m jmbs.models.generate` from `jmbs.examples`."""
+"""Model files of the bundled mechanisms (`jmbs.load(name)`).
+
+Written from `jmbs.examples` by `python -m jmbs.models.generate`.
+"""

@@ -1,0 +1,213 @@
+"""Model files: exact round trips, the bundled models, the documented example, errors."""
+
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jmbs
+from jmbs.models.generate import texts
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "model-files.md"
+
+
+def same_model(a: jmbs.Model, b: jmbs.Model) -> bool:
+    """Equal structure and bit-equal values."""
+    return (a.dim == b.dim and a.body_specs == b.body_specs and a.element_specs == b.element_specs
+            and a.param_layout == b.param_layout
+            and all(np.array_equal(x, y) for x, y in
+                    ((a.param_vector, b.param_vector), (a.q0, b.q0), (a.v0, b.v0))))
+
+
+@pytest.mark.parametrize("name", list(jmbs.examples.ALL))
+def test_bundled_model_is_the_python_one_and_round_trips(name, tmp_path):
+    built = jmbs.examples.ALL[name]()
+    loaded = jmbs.load(name)
+    assert same_model(loaded, built)
+    again = jmbs.load(jmbs.save(loaded, tmp_path / f"{name}.yaml"))
+    assert same_model(again, built)
+
+
+def test_bundled_files_are_up_to_date():
+    """The committed files are what `python -m jmbs.models.generate` writes."""
+    folder = Path(jmbs.models.__file__).parent
+    assert set(jmbs.bundled_models()) == set(jmbs.examples.ALL)
+    for name, text in texts().items():
+        assert (folder / f"{name}.yaml").read_text() == text, f"regenerate {name}.yaml"
+
+
+def test_assembled_model_keeps_its_initial_state(tmp_path):
+    b = jmbs.ModelBuilder(dim=2)
+    c = b.add_body("crank", mass=1.0, inertia=0.1, position=(0.5, 0.0), velocity=(0.0, 0.3))
+    r = b.add_body("rod", mass=1.0, inertia=0.1, position=(1.3, 0.0))
+    b.add_revolute("O", b.ground, c, point=(0.0, 0.0))
+    b.add_revolute("A", c, r, point=(1.0, 0.0))
+    b.add_distance("L", r, b.ground, point_i=(1.6, 0.0), point_j=(1.0, 1.0), length=1.2)
+    model = b.build(assemble=True)
+    text = jmbs.io.dumps(model)
+    assert "initial:" in text and "length: 1.2" in text
+    loaded = jmbs.load(jmbs.save(model, tmp_path / "m.yaml"))
+    assert same_model(loaded, model)
+    assert np.max(np.abs(jmbs.phi(loaded, loaded.q0, 0.0))) < 1e-10
+
+
+def test_spatial_elements_round_trip(tmp_path):
+    """Every spatial element type, rotations and quaternions, motion parameters."""
+    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, 0.0, -9.81))
+    R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    a = b.add_body("a", mass=1.0, inertia=(0.1, 0.2, 0.3), position=(0.0, 0.0, 1.0), rotation=R)
+    c = b.add_body("c", mass=2.0, inertia=np.diag([0.2, 0.2, 0.1]), position=(1.0, 0.0, 1.0),
+                   quaternion=(0.9, 0.1, 0.2, 0.3), angular_velocity=(0.0, 0.0, 0.5))
+    d = b.add_body("d", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(2.0, 0.0, 1.0))
+    b.add_cylindrical("J1", b.ground, a, point=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
+    b.add_universal("J2", a, c, point=(0.5, 0.0, 1.0), axes=((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
+    b.add_spherical("J3", c, d, point=(1.5, 0.0, 1.0))
+    b.add_prismatic("J4", b.ground, d, point=(2.0, 0.0, 1.0), axis=(1.0, 0.0, 0.0))
+    b.add_weld("J5", a, b.ground, point=(0.0, 0.0, 0.5))
+    b.add_distance("J6", c, d, point_i=(1.0, 0.0, 1.0), point_j=(2.0, 0.0, 1.0))
+    b.add_driver("lift", joint="J1", motion="h * smoothstep(t / T)", coordinate="slide",
+                 params={"h": 0.2, "T": 2.0})
+    model = b.build(check=False)
+    assert same_model(jmbs.load(jmbs.save(model, tmp_path / "s.yaml")), model)
+
+
+def test_documented_example_loads_and_analyses_as_documented(tmp_path):
+    text = DOCS.read_text()
+    source = text.split("```yaml\n")[1].split("```")[0]
+    printed = text.split("print(jmbs.solvability(model))\n```\n\n```\n")[1].split("```")[0]
+    path = tmp_path / "three_cranks.yaml"
+    path.write_text(source)
+    model = jmbs.load(path)
+    rep = jmbs.solvability(model)
+    table = {line.split()[0]: line.split() for line in printed.splitlines()[3:]}
+    assert f"rank = {rep.rank}, redundancy p = {rep.redundancy}, dof = {rep.dof}" in printed
+    for name in model.element_names:
+        comps = rep.unique_components(name)
+        assert table[name][3:3 + len(comps)] == [
+            f"{c}:{'U' if u else 'N'}" for c, u in zip(model.element(name).components, comps)]
+        assert table[name][3 + len(comps)] == ("U" if rep.is_unique(name) else "N")
+    # An independent check: the bundled parallelogram (built in Python, its bodies turned
+    # by 90 degrees) has the same verdicts joint by joint.
+    ref = jmbs.solvability(jmbs.examples.parallelogram())
+    for k in range(3):
+        for joint in (f"O{k}", f"B{k}"):
+            assert rep.is_unique(joint) == ref.is_unique(joint)
+            np.testing.assert_array_equal(rep.unique_components(joint), ref.unique_components(joint))
+
+
+def test_documented_errors_are_what_load_says(tmp_path):
+    """Each error line in the docs, produced from the documented file by the edit it implies."""
+    text = DOCS.read_text()
+    source = text.split("```yaml\n")[1].split("```")[0]
+    documented = text.split("## Errors")[1].split("```\n")[1].splitlines()
+    edits = [("mass: 1.0, inertia: 0.0833, position: [0.0, 0.5]",
+              "mass: heavy, inertia: 0.0833, position: [0.0, 0.5]"),
+             ("mass: 1.0, inertia: 0.0833, position: [0.0, 0.5]",
+              "inertia: 0.0833, position: [0.0, 0.5]"),
+             ("[ground, crank0]", "[ground, crnk0]"),
+             ("{type: revolute, bodies: [ground, crank0]", "{type: revolut, bodies: [ground, crank0]"),
+             ("omega * t   ", "omga * t   "),
+             ("position: [0.0, 0.5]}", "position: [0.0, 0.5}")]
+    for (old, new), expected in zip(edits, documented, strict=True):
+        path = tmp_path / "three_cranks.yaml"
+        path.write_text(source.replace(old, new, 1))
+        with pytest.raises(jmbs.ModelFileError) as err:
+            jmbs.load(path)
+        message = str(err.value)
+        assert "\n" not in message
+        assert message.startswith(str(tmp_path) + "/")
+        head = expected.split(", ...")[0]
+        assert message.removeprefix(str(tmp_path) + "/").startswith(head), (message, expected)
+
+
+@pytest.mark.parametrize("content, line, needle", [
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0}\n", 3, "bodies.a.position: required"),
+    ("dim: 2\nbodies:\n  a: {mass: -1.0, inertia: 1.0, position: [0, 0]}\n", 3,
+     "bodies.a.mass: Input should be greater than 0"),
+    ("dim: 2\nbodies:\n  a: {mass: '1.0', inertia: 1.0, position: [0, 0]}\n", 3,
+     "bodies.a.mass: Input should be a valid number"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0], colour: red}\n", 3,
+     "bodies.a.colour: unknown field"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\n"
+     "  a: {mass: 1.0, inertia: 1.0, position: [1, 0]}\n", 4, "duplicate key 'a'"),
+    ("dim: 4\nbodies: {}\n", 1, "dim: Input should be 2 or 3"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\nelements:\n"
+     "  J: {type: revolute, bodies: [ground, a]}\n", 5, "elements.J.point: required"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\nelements:\n"
+     "  J: {type: revolute, bodies: [ground, a], point: [0, 0]}\n"
+     "  d: {type: driver, joint: K, motion: t}\n", 6, "unknown joint 'K'; known: 'J'"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\nelements:\n"
+     "  J: {type: revolute, bodies: [ground, a], point: [0, 0]}\n"
+     "  d: {type: driver, joint: J, motion: os.system(1)}\n", 6, "unknown function 'os.system'"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\nelements:\n"
+     "  J: {type: revolute, bodies: [ground, a], point: [0, 0]}\n"
+     "  d: {type: driver, joint: J, motion: 'nosuchmodule:f'}\n", 6, "cannot import"),
+    ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\ninitial:\n"
+     "  q: [0, 0]\n", 5, "initial.q: expected 3 numbers"),
+    ("- just\n- a list\n", None, "a model file is a mapping"),
+])
+def test_bad_files_give_one_line_naming_the_place(tmp_path, content, line, needle):
+    path = tmp_path / "bad.yaml"
+    path.write_text(content)
+    with pytest.raises(jmbs.ModelFileError) as err:
+        jmbs.load(path)
+    message = str(err.value)
+    assert "\n" not in message and needle in message, message
+    assert message.startswith(f"{path}:{line}:" if line else f"{path}:")
+
+
+def test_unknown_names_and_missing_files():
+    with pytest.raises(jmbs.ModelFileError, match="neither a model file nor a bundled model"):
+        jmbs.load("bricardd")
+    with pytest.raises(jmbs.ModelFileError, match="no such file"):
+        jmbs.load("missing/model.yaml")
+
+
+def test_lambda_motions_cannot_be_saved_and_say_so(tmp_path):
+    b = jmbs.ModelBuilder(dim=2)
+    c = b.add_body("crank", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    b.add_revolute("O", b.ground, c, point=(0.0, 0.0))
+    b.add_driver("spin", joint="O", motion=lambda t: 2.0 * t)
+    with pytest.raises(ValueError, match="element 'spin': its motion is a Python function"):
+        jmbs.save(b.build(), tmp_path / "x.yaml")
+
+
+def test_text_motions_evaluate_and_differentiate_like_python():
+    e = jmbs.Expression("s = a * smoothstep(t / 2)\nsqrt(1 + s**2) * cos(w * t) if t > 0.5 "
+                        "else atan2(s, 1.0) - e**(-t)", ("a", "w"))
+    def ref(t, a, w):
+        x = np.clip(t / 2, 0, 1)
+        s = a * x**3 * (10 - 15 * x + 6 * x**2)
+        return np.sqrt(1 + s**2) * np.cos(w * t) if t > 0.5 else np.arctan2(s, 1) - np.exp(-t)
+
+    for t in (0.1, 0.7, 1.5, 3.0):
+        assert abs(float(e(t, {"a": 0.3, "w": 2.0})) - ref(t, 0.3, 2.0)) < 1e-14
+        g = jax.grad(lambda a: e(t, {"a": a, "w": 2.0}))(0.3)
+        fd = (ref(t, 0.3 + 1e-6, 2.0) - ref(t, 0.3 - 1e-6, 2.0)) / 2e-6
+        assert abs(float(g) - fd) < 1e-8
+    assert e == jmbs.Expression(e.source, ("a", "w")) and hash(e) == hash(
+        jmbs.Expression(e.source, ("a", "w")))
+    for bad in ("__import__('os')", "t.real", "[t]", "lambda: t", "f(t)", "x = 1"):
+        with pytest.raises(ValueError, match="expression"):
+            jmbs.Expression(bad)
+
+
+def test_motion_parameters_are_design_parameters():
+    """A text motion's parameter reaches jax.grad: d(driven angle)/d(omega) = t."""
+    b = jmbs.ModelBuilder(dim=2)
+    c = b.add_body("crank", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    b.add_revolute("O", b.ground, c, point=(0.0, 0.0))
+    b.add_driver("spin", joint="O", motion="omega * t", params={"omega": 2.0})
+    m = b.build()
+    assert "spin.omega" in m.params()
+
+    def angle(omega):
+        mm = m.with_params({"spin.omega": omega})
+        return jmbs.kinematics(mm, jnp.array([0.0, 0.5])).q[-1, 2]
+
+    assert abs(float(angle(2.0)) - 1.0) < 1e-12
+    assert abs(float(jax.grad(angle)(2.0)) - 0.5) < 1e-10
+    assert re.search(r"motion: omega \* t", jmbs.io.dumps(m))
