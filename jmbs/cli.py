@@ -1,39 +1,548 @@
-"""The `jmbs` command line (host-side only)."""
+"""The `jmbs` command line (host-side only): analyze, simulate, sweep, demo, models.
 
-import argparse
+Exit codes: 0 success; 1 internal error (a bug: re-run with `--debug`); 2 usage
+error (an unknown option, a bad option value); 3 bad model file or input (a
+missing file, `jmbs.ModelFileError`, a `ValueError` from jmbs); 4 numerical
+failure (assembly did not converge, the simulation failed). Errors are one
+line `error: ...` on stderr; `--debug` shows the traceback too. Progress goes
+to stderr, so that stdout holds only the JSON document with `--json`.
+"""
+
+import dataclasses
+import json
+import math
 import sys
+import time
+import traceback
+import warnings
+from enum import StrEnum
+from importlib.metadata import version as _package_version
+from pathlib import Path
+from typing import Annotated
+
+import diffrax
+import numpy as np
+import typer
+from rich.console import Console
+from tqdm.auto import tqdm
+
+import jmbs
+
+EXIT_CODES = """Exit codes: 0 success, 1 internal error (re-run with --debug), 2 usage error,
+3 bad model file or input, 4 numerical failure (assembly or simulation)."""
+
+app = typer.Typer(
+    help="Rigid multibody systems with redundant constraints: which joint reactions are unique, "
+         "simulation, sweeps along a driver.",
+    epilog=EXIT_CODES, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+# Set by the --debug option: show tracebacks of errors.
+_debug = False
+
+# Assembly tolerance of the configurations the commands compute. Near a singular
+# configuration an assembled q is accurate only to about the square root of the
+# tolerance, so the default 1e-12 would hide rank drops that 1e-14 shows (with
+# --rank-tol 1e-6).
+ASSEMBLY_TOL = 1e-14
+# Continuation steps from t = 0 to the time of `analyze --at`, and at most this
+# many steps from the reference configuration to the start of a sweep.
+CONTINUATION_STEPS = 100
+
+ModelArg = Annotated[str, typer.Argument(
+    metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`) or a .yaml model file.")]
+RankTol = Annotated[float | None, typer.Option(
+    "--rank-tol", help="Relative rank tolerance of the method (default 1e-8). Assembled "
+    "configurations reach a singular one only to ~1e-7: use 1e-6 to see such rank drops.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print only a JSON document on stdout.")]
 
 
-def _demo(args: argparse.Namespace) -> int:
-    import jmbs
+class Method(StrEnum):
+    nullspace = "nullspace"
+    qr = "qr"
+    svd = "svd"
+    rank = "rank"
+    kinetostatic = "kinetostatic"
 
-    w = max(map(len, jmbs.examples.ALL)) + 2
-    header = (f"{'mechanism':<{w}}{'bodies':>7}{'nq':>6}{'nv':>6}{'nc':>6}{'rank C':>8}{'p':>4}"
-              f"{'dof':>5}  not unique")
-    print(header)
-    print("-" * len(header))
-    for name, make in jmbs.examples.ALL.items():
-        m = make()
+
+class Formulation(StrEnum):
+    nullspace = "nullspace"
+    elimination = "elimination"
+    pseudoinverse = "pseudoinverse"
+    augmented_lagrangian = "augmented-lagrangian"
+    penalty = "penalty"
+
+
+class Stabilization(StrEnum):
+    projection = "projection"
+    baumgarte = "baumgarte"
+    none = "none"
+
+
+# ----------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------
+
+
+def _err(text: str) -> None:
+    """Progress and notes: stderr, so that stdout stays clean for --json."""
+    print(text, file=sys.stderr)
+
+
+def _method(name: Method, rank_tol: float | None):
+    cls = {"nullspace": jmbs.NullSpace, "qr": jmbs.QR, "svd": jmbs.SVD, "rank": jmbs.RankComparison,
+           "kinetostatic": jmbs.Kinetostatic}[name.value]
+    return cls() if rank_tol is None else cls(rtol=rank_tol)
+
+
+def _model_info(name: str, model) -> dict:
+    return {"name": name, "dim": model.dim, "bodies": model.n_bodies, "nq": model.nq,
+            "nv": model.nv, "nc": model.nc}
+
+
+def _coordinate_names(model) -> list[str]:
+    coords = ("x", "y", "phi") if model.dim == 2 else ("x", "y", "z", "p0", "p1", "p2", "p3")
+    return [f"{b}.{c}" for b in model.body_names for c in coords]
+
+
+def _component_names(model) -> list[str]:
+    return [f"{s.name}.{c}" for s in model.element_specs for c in s.components]
+
+
+def _drivers(model) -> list[str]:
+    return [s.name for s in model.element_specs if s.kind == "driver"]
+
+
+def _assemble(model, guess, t: float, what: str = "t") -> np.ndarray:
+    """`jmbs.assemble` at `t` from `guess`, with an error that says where it failed."""
+    res = jmbs.assemble(model, guess, t, tol=ASSEMBLY_TOL, max_steps=100, throw=False,
+                        full_output=True)
+    if not bool(res.converged):
+        raise RuntimeError(f"assembly did not converge at {what} = {t:.6g} (max |Phi| = "
+                           f"{float(res.residual):.2g}): the mechanism may not reach it (a dead "
+                           "centre, the end of its range), or the step from the previous "
+                           "configuration is too large")
+    return np.asarray(res.q)
+
+
+def _continuation(model, ts, what: str = "t") -> np.ndarray:
+    """Configurations `(len(ts), nq)`, each assembled from the previous one (the first
+    from the reference configuration). With position freedom left besides the drivers
+    (a mobile robot's platform), each is the nearest to the previous one."""
+    q, qs = model.q0, []
+    for t in tqdm(ts, desc="assembly", unit="configuration", delay=1.0, leave=False):
+        q = _assemble(model, q, float(t), what)
+        qs.append(q)
+    return np.array(qs)
+
+
+def _read_configuration(path: Path, model) -> np.ndarray:
+    """A configuration from a .npy file or a text file of numbers (whitespace or commas)."""
+    if path.suffix == ".npy":
+        q = np.load(path)
+    else:
+        try:
+            q = np.array(path.read_text().replace(",", " ").split(), dtype=float)
+        except ValueError as e:
+            raise ValueError(f"{path}: expected numbers separated by spaces or commas ({e})") from None
+    q = np.ravel(q).astype(float)
+    if q.size != model.nq:
+        names = _coordinate_names(model)
+        listed = ", ".join(names[:7]) + (", ..." if len(names) > 7 else "")
+        raise ValueError(f"{path}: {q.size} numbers, but the model has nq = {model.nq} coordinates "
+                         f"({listed}); write one number per coordinate")
+    return q
+
+
+def _write_csv(path: Path, names: list[str], columns: list[np.ndarray]) -> Path:
+    np.savetxt(path, np.column_stack(columns), delimiter=",", header=",".join(names), comments="",
+               fmt="%.17g")
+    return path
+
+
+def _verdicts(unique: np.ndarray, names) -> dict[str, list[str]]:
+    """Elements unique at every row of `unique (T, ne)`, at none, and those that change."""
+    always, never = unique.all(axis=0), ~unique.any(axis=0)
+    return {"always_unique": [n for n, a in zip(names, always) if a],
+            "never_unique": [n for n, b in zip(names, never) if b],
+            "changing": [n for n, a, b in zip(names, always, never) if not (a or b)]}
+
+
+def _print_verdicts(v: dict[str, list[str]], where: str) -> None:
+    print(f"unique {where}: {', '.join(v['always_unique']) or '-'}")
+    print(f"not unique {where}: {', '.join(v['never_unique']) or '-'}")
+    print(f"uniqueness changes: {', '.join(v['changing']) or '-'}")
+
+
+def _plotting():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; no display needed
+    from jmbs import plotting
+
+    return plotting
+
+
+# ----------------------------------------------------------------------------------
+# Commands
+# ----------------------------------------------------------------------------------
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"jmbs {_package_version('jmbs')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    global _debug
+    _debug = debug
+
+
+@app.command()
+def analyze(
+    model: ModelArg,
+    at: Annotated[float | None, typer.Option(
+        "--at", metavar="T", help="Analyse at time T: a driven model is assembled there by "
+        "continuation from t = 0; a model without drivers stays in its reference configuration.")]
+    = None,
+    q: Annotated[Path | None, typer.Option(
+        "--q", metavar="FILE", help="Analyse this configuration (nq numbers: .npy, or text "
+        "separated by spaces or commas), at t = 0.")] = None,
+    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method.nullspace,
+    rank_tol: RankTol = None,
+    json_: JsonOpt = False,
+    components: Annotated[bool, typer.Option(
+        "--components", help="Also list every reaction component with its criterion.")] = False,
+) -> None:
+    """Which reactions of MODEL are unique, at one configuration.
+
+    Prints the uniqueness table (per element: kind, bodies, U/N per component and
+    for the whole reaction, criterion, margin in decimal digits) and the rank of
+    C, the redundancy p, the degrees of freedom. Default configuration: the
+    reference one, at t = 0.
+
+    Example: jmbs analyze gripper_torque --json
+    """
+    if at is not None and q is not None:
+        raise typer.BadParameter("give --at or --q, not both", param_hint="--at / --q")
+    mdl = jmbs.load(model)
+    t = 0.0 if at is None else at
+    if q is not None:
+        config, source = _read_configuration(q, mdl), f"configuration from {q}"
+        res = np.abs(np.asarray(jmbs.phi(mdl, config, t))) * mdl.holonomic_rows
+        if res.size and res.max() > 1e-6 * max(1.0, np.abs(config).max()):
+            worst = mdl.element_of_row(int(np.argmax(res)))
+            _err(f"warning: {q} violates the constraints by {res.max():.2g} (worst: {worst}); the "
+                 "decisions are about that configuration")
+    elif at is not None and _drivers(mdl):
+        config = _continuation(mdl, np.linspace(0.0, t, CONTINUATION_STEPS + 1))[-1]
+        source = "assembled by continuation from t = 0"
+    else:
+        config, source = np.asarray(mdl.q0), "reference configuration"
+    rep = jmbs.solvability(mdl, config, t, method=_method(method, rank_tol))
+    if json_:
+        print(json.dumps({"model": _model_info(model, mdl), "configuration": source,
+                          "q": config.tolist(), **rep.to_dict()}, indent=1))
+        return
+    print(f"{model}: {mdl.dim}-D, {mdl.n_bodies} bodies, nq = {mdl.nq}, nv = {mdl.nv}, "
+          f"nc = {mdl.nc}; {source}, t = {t:g}")
+    print(rep)
+    if components:
+        d = rep.decisions
+        names = _component_names(mdl)
+        w = max(map(len, names + ["component"]))
+        print(f"\n{'component':<{w}}  U/N  {'criterion':>9}  margin")
+        for k, name in enumerate(names):
+            print(f"{name:<{w}}  {'U' if d.component_unique[k] else 'N':>3}  "
+                  f"{d.component_criterion[k]:9.1e}  {min(float(d.component_margin[k]), 99):6.1f}")
+
+
+@app.command()
+def simulate(
+    model: ModelArg,
+    t1: Annotated[float, typer.Option("--t1", metavar="T", help="End time (s), > 0.")],
+    formulation: Annotated[Formulation, typer.Option(
+        help="How redundancy is handled.")] = Formulation.nullspace,
+    stabilization: Annotated[Stabilization, typer.Option(
+        help="Constraint stabilization.")] = Stabilization.projection,
+    n_saves: Annotated[int, typer.Option(
+        "--n-saves", metavar="N", min=2, help="Saved times, equally spaced from 0 to T.")] = 101,
+    rtol: Annotated[float, typer.Option(help="Relative tolerance of the step-size control.")] = 1e-8,
+    atol: Annotated[float, typer.Option(help="Absolute tolerance of the step-size control.")] = 1e-8,
+    out: Annotated[str | None, typer.Option(
+        "--out", metavar="PATH", help="Write PATH.npz and PATH.csv (default: the model's name).")]
+    = None,
+    plot: Annotated[bool, typer.Option(
+        "--plot", help="Also write PATH-reactions.png, the reaction forces over time.")] = False,
+    animate: Annotated[Path | None, typer.Option(
+        "--animate", metavar="FILE.gif", help="Also write an animation of the motion.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Simulate MODEL from t = 0 to T, and record the reactions with their uniqueness.
+
+    Initial state: the model's reference configuration, and its initial
+    velocities made consistent with the constraints (jmbs.consistent_velocity).
+    The run is one compiled call (jmbs.simulate): stderr shows a spinner with the
+    elapsed time (compilation + integration), then the time taken.
+
+    Writes PATH.npz (ts, q, v, v_dot, multipliers, unique, component_unique,
+    violation, velocity_violation, energy, and the names) and PATH.csv (one row
+    per saved time: t, the coordinates <body>.<coord>, the reaction components
+    <element>.<component> = -multipliers, and <element>.unique as 0/1), and
+    prints a summary: steps, constraint violation, energy drift, which
+    reactions are unique throughout, never, or change.
+
+    Example: jmbs simulate slider_crank --t1 2 --out run --plot
+    """
+    if not t1 > 0:
+        raise typer.BadParameter(f"must be positive, got {t1:g}", param_hint="--t1")
+    mdl = jmbs.load(model)
+    form = {"nullspace": jmbs.NullSpaceProjection, "elimination": jmbs.Elimination,
+            "pseudoinverse": jmbs.Pseudoinverse, "augmented-lagrangian": jmbs.AugmentedLagrangian,
+            "penalty": jmbs.Penalty}[formulation.value]()
+    stab = {"projection": jmbs.Projection(), "baumgarte": jmbs.Baumgarte(),
+            "none": None}[stabilization.value]
+    ts = np.linspace(0.0, t1, n_saves)
+    start = time.perf_counter()
+    with Console(stderr=True).status(f"simulating {model} to t = {t1:g} (compiling, then running)"):
+        v0 = jmbs.consistent_velocity(mdl, mdl.q0)
+        sol = jmbs.simulate(mdl, t1, formulation=form, stabilization=stab, saveat=ts, v0=v0,
+                            stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))
+    _err(f"simulated in {time.perf_counter() - start:.1f} s (compilation included)")
+
+    r = sol.reactions
+    multipliers, unique = np.asarray(r.multipliers), np.asarray(r.unique)
+    path = Path(out or Path(model).stem)
+    data = {"ts": np.asarray(sol.ts), "q": np.asarray(sol.q), "v": np.asarray(sol.v),
+            "v_dot": np.asarray(sol.v_dot), "multipliers": multipliers, "unique": unique,
+            "component_unique": np.asarray(r.component_unique),
+            "violation": np.asarray(sol.violation),
+            "velocity_violation": np.asarray(sol.velocity_violation),
+            "energy": np.asarray(sol.energy), "element_names": np.array(mdl.element_names),
+            "component_names": np.array(_component_names(mdl)),
+            "coordinate_names": np.array(_coordinate_names(mdl))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files = [path.with_name(path.name + ".npz"), path.with_name(path.name + ".csv")]
+    np.savez(files[0], **data)
+    _write_csv(files[1], ["t"] + _coordinate_names(mdl) + _component_names(mdl)
+               + [f"{e}.unique" for e in mdl.element_names],
+               [data["ts"], data["q"], -multipliers, unique.astype(float)])
+    if plot or animate:
+        plotting = _plotting()
+        if plot:
+            files.append(path.with_name(path.name + "-reactions.png"))
+            plotting.plot_reactions(sol).savefig(files[-1])
+        if animate:
+            files.append(plotting.animate(mdl, sol, animate))
+
+    energy = data["energy"]
+    summary = {
+        "model": _model_info(model, mdl), "t1": t1, "formulation": formulation.value,
+        "stabilization": stabilization.value, "steps": int(sol.stats["num_steps"]),
+        "rejected_steps": int(sol.stats["num_rejected_steps"]),
+        "max_violation": float(data["violation"].max()),
+        "max_velocity_violation": float(data["velocity_violation"].max()),
+        "energy_drift": float(np.abs(energy - energy[0]).max()),
+        **_verdicts(unique, mdl.element_names), "files": [str(f) for f in files]}
+    if json_:
+        print(json.dumps(summary, indent=1))
+        return
+    print(f"{model}: t = 0 .. {t1:g}, {formulation.value} formulation, {stabilization.value} "
+          f"stabilization: {summary['steps']} steps ({summary['rejected_steps']} rejected)")
+    print(f"max constraint violation: |Phi| = {summary['max_violation']:.2g}, "
+          f"|C v + b| = {summary['max_velocity_violation']:.2g}")
+    print(f"energy drift: max |E - E(0)| = {summary['energy_drift']:.2g} (E(0) = {energy[0]:.6g})"
+          + ("; the drivers do work" if _drivers(mdl) else ""))
+    _print_verdicts(summary, "throughout")
+    print(f"wrote {', '.join(summary['files'])}")
+
+
+@app.command()
+def sweep(
+    model: ModelArg,
+    driver: Annotated[str, typer.Option("--driver", metavar="NAME", help="The driver to move.")],
+    range_: Annotated[tuple[float, float], typer.Option(
+        "--range", metavar="A B", help="Start and end of its coordinate (rad or m), from the "
+        "reference configuration.")],
+    n: Annotated[int, typer.Option("--n", metavar="K", min=2, help="Configurations on the grid.")],
+    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method.nullspace,
+    rank_tol: RankTol = None,
+    out: Annotated[str | None, typer.Option(
+        "--out", metavar="PREFIX", help="Write PREFIX.csv and PREFIX.png (default: "
+        "<model>-sweep-<driver>).")] = None,
+    json_: JsonOpt = False,
+    no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not write PREFIX.png.")] = False,
+) -> None:
+    """Rank and uniqueness along a driver's coordinate, with the singular configurations.
+
+    The driver NAME's coordinate s takes K values from A to B (the other drivers
+    hold their reference values); each configuration is assembled from the
+    previous one, starting from the reference configuration (s = 0). Position
+    freedom left besides the drivers (a mobile robot's platform) follows the
+    nearest configuration; velocity constraints (knife edges) do not restrict
+    positions. Where the rank or a decision changes, jmbs.solvability_path
+    locates it by bisection; isolated singular configurations are found from the
+    minima of the smallest rank-revealing value.
+
+    Writes PREFIX.csv (s, rank, p, <element>.unique as 1/0) and PREFIX.png
+    (jmbs.plotting.plot_sweep), and prints the events.
+
+    Example: jmbs sweep gripper_torque --driver drive_Cr --range -0.3 0.3 --n 61
+    """
+    a, b = range_
+    if not a < b:
+        raise typer.BadParameter(f"needs A < B, got {a:g} {b:g}", param_hint="--range")
+    mdl = jmbs.load(model)
+    drivers = _drivers(mdl)
+    if not drivers:
+        raise ValueError(f"{model} has no drivers: a sweep moves a driver's coordinate; add a "
+                         "driver to the model file, or analyse single configurations with "
+                         "`jmbs analyze --q`")
+    # Time is the swept coordinate; the other drivers hold their reference values.
+    swept = mdl.with_motions({d: (lambda t: 0.0 * t) for d in drivers} | {driver: lambda t: t})
+    unit = "rad" if mdl.element(driver).components == ("M",) else "m"
+    s = np.linspace(a, b, n)
+    n_ramp = min(CONTINUATION_STEPS, math.ceil(abs(a) / (s[1] - s[0])))
+    ramp = np.linspace(0.0, a, n_ramp + 1)[:-1]
+    qs = _continuation(swept, np.concatenate([ramp, s]), driver)[len(ramp):]
+
+    def path(x: float):
+        k = int(np.argmin(np.abs(s - x)))
+        return (qs[k] if x == s[k] else _assemble(swept, qs[k], x, driver)), x
+
+    m = _method(method, rank_tol)
+    result = jmbs.solvability_path(swept, path, s, method=m)
+    sw = result.sweep
+    components = _component_names(mdl)
+
+    def changed_components(e) -> list[str]:
+        """The reaction components whose decision differs across the event."""
+        x1 = e.s if e.kind == "singular" else e.s_after
+        d0, d1 = (jmbs.solvability(swept, *path(x), method=m).decisions.component_unique
+                  for x in (e.s_before, x1))
+        return [c for c, u0, u1 in zip(components, d0, d1) if u0 != u1]
+
+    events = [dataclasses.asdict(e) | {"components": changed_components(e)} for e in result.events]
+    prefix = Path(out or f"{Path(model).stem}-sweep-{driver}")
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    files = [_write_csv(prefix.with_name(prefix.name + ".csv"),
+                        ["s", "rank", "p"] + [f"{e}.unique" for e in mdl.element_names],
+                        [s, sw.rank, sw.redundancy, sw.unique.astype(float)])]
+    if not no_plot:
+        files.append(prefix.with_name(prefix.name + ".png"))
+        _plotting().plot_sweep(result, xlabel=f"{driver} ({unit})").savefig(files[-1])
+
+    verdicts = _verdicts(sw.unique, mdl.element_names)
+    if json_:
+        print(json.dumps({
+            "model": _model_info(model, mdl), "driver": driver, "unit": unit, "method": sw.method,
+            "s": s.tolist(), "rank": sw.rank.tolist(), "redundancy": sw.redundancy.tolist(),
+            "unique": {e: sw.unique[:, k].tolist() for k, e in enumerate(mdl.element_names)},
+            **verdicts, "events": events, "files": [str(f) for f in files]}, indent=1))
+        return
+    print(f"{model}: {driver} from {a:g} to {b:g} {unit}, {n} configurations, {sw.method} method; "
+          f"rank {sw.rank.min()}..{sw.rank.max()}, p {sw.redundancy.min()}..{sw.redundancy.max()}")
+    _print_verdicts(verdicts, "on the grid")
+    for e in events:
+        if e["kind"] == "singular":
+            what = f"singular configuration, rank {e['rank_before']} -> {e['rank_at']} -> {e['rank_after']}"
+        else:
+            what = f"decisions change, rank {e['rank_before']} -> {e['rank_after']}"
+        what += "".join(f"; {label}: {', '.join(e[key])}" for key, label in
+                        (("elements", "reactions that change"), ("components", "components"))
+                        if e[key])
+        print(f"event at {driver} = {e['s']:.9g} {unit} (+-{(e['s_after'] - e['s_before']) / 2:.1g}): "
+              f"{what}")
+    if not events:
+        print("no events: the rank and every decision stay the same along the sweep")
+    print(f"wrote {', '.join(map(str, files))}")
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(
+        "--out", metavar="DIR", help="Folder of the report.")] = Path("jmbs-demo-report"),
+    short: Annotated[bool, typer.Option(
+        "--short", help="Fewer sweep points, a shorter simulation, no GIF (about a minute).")]
+    = False,
+) -> None:
+    """The main job: reproduce the papers' central results on the bundled mechanisms.
+
+    Writes DIR/report.md (per paper: what it reports, what jmbs obtains, whether
+    they match, figures), DIR/figures/ and DIR/results.json, and prints where
+    the report is and whether every check passed.
+    """
+    from jmbs._demo import run_demo
+
+    report = run_demo(out, short=short)
+    passed = json.loads((report.parent / "results.json").read_text())["all_passed"]
+    print(f"report: {report}")
+    print("every check agrees with the papers" if passed else
+          f"some results differ from the papers: see {report}")
+
+
+@app.command()
+def models(json_: JsonOpt = False) -> None:
+    """List the bundled mechanisms: dimension, bodies, sizes, rank of C, redundancy p, dof.
+
+    Each model is loaded and its rank computed at the reference configuration
+    (a few seconds each, mostly compilation).
+    """
+    rows = []
+    for name in tqdm(jmbs.bundled_models(), desc="models", delay=1.0, leave=False):
+        m = jmbs.load(name)
         rep = jmbs.solvability(m)
-        loose = [e for e in m.element_names if not rep.is_unique(e)]
-        listed = ",".join(loose) if len(loose) <= 8 else f"{len(loose)}_of_{len(m.element_names)}"
-        print(f"{name:<{w}}{m.n_bodies:>7}{m.nq:>6}{m.nv:>6}{m.nc:>6}{rep.rank:>8}"
-              f"{rep.redundancy:>4}{rep.dof:>5}  {listed or '-'}")
-    print("\np: degree of redundancy (nc - rank C); dof: degrees of freedom (nv - rank C);\n"
-          "not unique: elements whose reaction the rigid model does not determine "
-          "(jmbs.solvability)")
-    return 0
+        rows.append(_model_info(name, m) | {"rank": rep.rank, "p": rep.redundancy, "dof": rep.dof})
+    if json_:
+        print(json.dumps(rows, indent=1))
+        return
+    columns = ["dim", "bodies", "nq", "nv", "nc", "rank", "p", "dof"]
+    w = max(len(r["name"]) for r in rows) + 2
+    print(f"{'name':<{w}}" + "".join(f"{c:>7}" for c in columns))
+    for r in rows:
+        print(f"{r['name']:<{w}}" + "".join(f"{r[c]:>7}" for c in columns))
+    print("p: redundancy, nc - rank C; dof: degrees of freedom, nv - rank C "
+          "(at the reference configuration)")
+
+
+# ----------------------------------------------------------------------------------
+# Entry point
+# ----------------------------------------------------------------------------------
+
+
+def _fail(e: Exception) -> int:
+    """Report an exception that escaped a command: one line on stderr, an exit code."""
+    if _debug:
+        traceback.print_exc()
+    if isinstance(e, OSError) and e.filename:
+        code, message = 3, f"{e.filename}: {e.strerror}"
+    elif isinstance(e, (ValueError, OSError)):
+        code, message = 3, str(e)
+    elif isinstance(e, RuntimeError):
+        code, message = 4, str(e)
+    else:
+        code, message = 1, (f"internal error ({type(e).__name__}: {e}); re-run with --debug for "
+                            "the traceback and report it")
+    lines = [line for line in message.splitlines() if line.strip()]
+    print(f"error: {lines[0] if lines else type(e).__name__}", file=sys.stderr)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jmbs", description="Rigid multibody systems with "
-                                     "redundant constraints: which reactions are unique.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="build the bundled mechanisms and print their sizes, "
-                          "rank of C, redundancy, degrees of freedom and non-unique reactions")
-    demo.set_defaults(func=_demo)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    """Run the `jmbs` command with `argv` (default `sys.argv[1:]`); returns the exit code."""
+    warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
+    try:
+        app(args=argv, prog_name="jmbs")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else int(e.code is not None)
+    except Exception as e:  # noqa: BLE001 - every error becomes one line and an exit code
+        return _fail(e)
+    return 0
 
 
 if __name__ == "__main__":
