@@ -5,7 +5,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e ".[docs]"
 	touch $@
 
 demo: $(VENV)/.installed
@@ -34,6 +38,10 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_solvability.py
 	$(BIN)/python -c "import exudyn" 2>/dev/null || $(BIN)/pip install --quiet -e ".[benchmarks]"
 	$(BIN)/python benchmarks/bench_dynamics.py
+
+# The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV)
