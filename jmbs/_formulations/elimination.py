@@ -32,7 +32,7 @@ class Elimination(AbstractFormulation):
       drop, e.g. `[("C", "Fy"), ("W4", "Fn")]`; these are checked at the
       initial state (the kept rows must be independent and keep the rank).
       A fixed choice can become singular later in the motion (the mobile
-      robot's (C.Fy, W4) does at t = 7.2 s of its manoeuvre): the run then
+      robot's (C.Fy, W4) does at t = 8.05 s of its manoeuvre): the run then
       stops with a result code; the automatic choice does not.
     - `rtol`: relative tolerance of the rank decisions.
 
