@@ -31,23 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import paper_table, run, write_outputs  # noqa: E402
 
 from jmbs.examples import gripper_slide, random_configurations
+from jmbs.examples.papers import GRIPPER_TABLES as PAPER
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)
-
-# The paper's tables: (size of A, rank of A) and per studied element (criterion
-# "= 0" / "!= 0", rank of A_S, verdict).
-PAPER = {
-    "gripper": ("Tab. 2, no actuation", (12, 12), 11, {
-        **{k: ("!= 0", 2, "N") for k in ("Bt", "Ct", "Dt")},
-        **{k: ("= 0", 2, "U") for k in ("Br", "Cr", "Er")}}),
-    "gripper_torque": ("Tab. 4, torque drive in Cr", (12, 13), 12, {
-        **{k: ("!= 0", 2, "N") for k in ("Bt", "Ct", "Dt")},
-        **{k: ("= 0", 2, "U") for k in ("Br", "Cr", "Er")}, "drive_Cr": ("= 0", 1, "U")}),
-    "gripper_overactuated": ("Tab. 6, overactuated (drives in Cr and Bt)", (12, 14), 12, {
-        **{k: ("!= 0", 2, "N") for k in ("Bt", "Ct", "Dt", "Br", "Cr", "Er")},
-        "drive_Cr": ("!= 0", 1, "N"), "drive_Bt": ("!= 0", 1, "N")}),
-}
 
 
 def dead_point(model) -> tuple[float, np.ndarray]:

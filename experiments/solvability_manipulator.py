@@ -28,22 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import paper_table, run, write_outputs  # noqa: E402
 
 from jmbs.examples import random_configurations
+from jmbs.examples.papers import MANIPULATOR_TABLES as PAPER
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)
-
-# The paper's tables: (size of A, rank of A) and per studied element (criterion
-# "= 0" / "!= 0", rank of A_S, verdict).
-_JOINTS = {k: ("!= 0", 5, "N") for k in "BCDEFG"}
-PAPER = {
-    "redundant_manipulator": ("Tab. 8, redundant manipulator", (42, 46), 42, {
-        "A": ("= 0", 5, "U"), **_JOINTS, "Hc": ("!= 0", 4, "N"), "Ic": ("!= 0", 4, "N"),
-        **{k: ("= 0", 1, "U") for k in ("dA", "dHc", "dIc")}}),
-    "redundant_manipulator_overactuated": ("Tab. 10, overactuated (twin boom cylinder)", (54, 61), 54, {
-        "A": ("= 0", 5, "U"), **_JOINTS, "J": ("!= 0", 5, "N"), "K": ("!= 0", 5, "N"),
-        **{k: ("!= 0", 4, "N") for k in ("Hc", "Ic", "Lc")},
-        "dA": ("= 0", 1, "U"), "dIc": ("= 0", 1, "U"), "dHc": ("!= 0", 1, "N"), "dLc": ("!= 0", 1, "N")}),
-}
 
 
 def sweeps(model, qs, ts) -> dict:

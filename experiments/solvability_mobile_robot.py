@@ -27,12 +27,11 @@ from _common import format_table, run  # noqa: E402
 from jmbs import examples
 from jmbs.examples import random_configurations
 from jmbs.examples.mobile_robot import slider_displacement
+from jmbs.examples.papers import MOBILE_ROBOT as PAPER
+from jmbs.examples.papers import MOBILE_ROBOT_RANKS as PAPER_RANKS
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)
-PAPER_RANKS = {"rank(Phi_q)": 17, "rank(Psi)": 4, "r": 20, "p": 2}
-PAPER = {**{k: "U" for k in ("A", "D", "E", "F", "G", "H", "drive", "W5")},
-         **{k: "N" for k in ("B", "C", "W1", "W2", "W3", "W4")}}
 
 
 def ranks(model, qs, ts) -> dict[str, np.ndarray]:

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import format_table, run  # noqa: E402
 
 from jmbs.examples import random_configurations
+from jmbs.examples.papers import BRICARD, PARALLELOGRAM
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)
@@ -95,7 +96,8 @@ def parallelogram(n: int) -> tuple[str, dict]:
                          zip(model.element(el).components, ref.unique_components(el)[0]))
         pred = " ".join(f"{c}:{'U' if u else 'N'}" for c, u in
                         zip(model.element(el).components, predicted[0][model.rows(el)]))
-        rows.append([el, "N", "U" if ref.is_unique(el)[0] else "N", pred, comps])
+        rows.append([el, "U" if el in PARALLELOGRAM["unique"] else "N",
+                     "U" if ref.is_unique(el)[0] else "N", pred, comps])
     lam0 = self_stress(model, Q[0])
     lam0 = (np.round(lam0 / np.abs(lam0).max(), 3) + 0.0).tolist()
     text = "\n".join([
@@ -130,7 +132,8 @@ def bricard(n: int) -> tuple[str, dict]:
     for el in model.element_names:
         comps = " ".join(f"{c}:{'U' if u else 'N'}" for c, u in
                          zip(model.element(el).components, ref.unique_components(el)[0]))
-        rows.append([el, "-".join(model.element(el).bodies), "N", "U" if ref.is_unique(el)[0] else "N",
+        rows.append([el, "-".join(model.element(el).bodies), "U" if el in BRICARD["unique"] else "N",
+                     "U" if ref.is_unique(el)[0] else "N",
                      comps, f"{min(ref.margin[0, model.element_names.index(el)], 99):.1f}"])
     none = not any(s.unique.any() or s.component_unique.any() for s in sw.values())
     text = "\n".join([

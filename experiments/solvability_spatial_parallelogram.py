@@ -30,12 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import format_table, run  # noqa: E402
 
 from jmbs.examples import random_configurations
+from jmbs.examples.papers import SPATIAL_PARALLELOGRAM as PAPER
+from jmbs.examples.papers import SPATIAL_PARALLELOGRAM_GROUND as GROUND
+from jmbs.examples.papers import SPATIAL_PARALLELOGRAM_GROUND_MATRIX as PAPER_G
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)
-GROUND = ("A", "C", "E", "G", "K", "M")
-PAPER = {**{k: "N" for k in "ABCDEFGH"}, **{k: "U" for k in "KLMNPQR"}}
-PAPER_G = (18, 17)  # size and rank of the ground-connection matrix
 
 
 def rank_of(A, rtol: float = 1e-9) -> tuple[int, np.ndarray]:

@@ -40,10 +40,6 @@ from ._assembly import velocity_residual as velocity_residual  # noqa: E402
 from ._assembly import velocity_rhs as velocity_rhs  # noqa: E402
 from ._batch import batch_map as batch_map  # noqa: E402
 from ._expression import Expression as Expression  # noqa: E402
-from .io import ModelFileError as ModelFileError  # noqa: E402
-from .io import bundled_models as bundled_models  # noqa: E402
-from .io import load as load  # noqa: E402
-from .io import save as save  # noqa: E402
 from ._formulations.augmented_lagrangian import AugmentedLagrangian as AugmentedLagrangian  # noqa: E402
 from ._formulations.base import AbstractFormulation as AbstractFormulation  # noqa: E402
 from ._formulations.base import DynamicsTerms as DynamicsTerms  # noqa: E402
@@ -87,5 +83,9 @@ from ._solvability.sweep import solvability_path as solvability_path  # noqa: E4
 from ._solvability.sweep import solvability_sweep as solvability_sweep  # noqa: E402
 from ._stabilization import Baumgarte as Baumgarte  # noqa: E402
 from ._stabilization import Projection as Projection  # noqa: E402
+from .io import ModelFileError as ModelFileError  # noqa: E402
+from .io import bundled_models as bundled_models  # noqa: E402
+from .io import load as load  # noqa: E402
+from .io import save as save  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")]

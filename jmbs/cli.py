@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 internal error (a bug: re-run with `--debug`); 2 usage
 error (an unknown option, a bad option value); 3 bad model file or input (a
 missing file, `jmbs.ModelFileError`, a `ValueError` from jmbs); 4 numerical
-failure (assembly did not converge, the simulation failed). Errors are one
+failure (assembly did not converge, the simulation failed); 5 `jmbs demo`: a
+reproduced result differs from the paper. Errors are one
 line `error: ...` on stderr; `--debug` shows the traceback too. Progress goes
 to stderr, so that stdout holds only the JSON document with `--json`.
 """
@@ -29,7 +30,8 @@ from tqdm.auto import tqdm
 import jmbs
 
 EXIT_CODES = """Exit codes: 0 success, 1 internal error (re-run with --debug), 2 usage error,
-3 bad model file or input, 4 numerical failure (assembly or simulation)."""
+3 bad model file or input, 4 numerical failure (assembly or simulation), 5 a demo check
+failed (a result differs from the paper)."""
 
 app = typer.Typer(
     help="Rigid multibody systems with redundant constraints: which joint reactions are unique, "
@@ -482,8 +484,10 @@ def demo(
     report = run_demo(out, short=short)
     passed = json.loads((report.parent / "results.json").read_text())["all_passed"]
     print(f"report: {report}")
-    print("every check agrees with the papers" if passed else
-          f"some results differ from the papers: see {report}")
+    if not passed:
+        print(f"error: some results differ from the papers: see {report}", file=sys.stderr)
+        raise typer.Exit(5)
+    print("every check agrees with the papers")
 
 
 @app.command()

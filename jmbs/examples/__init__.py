@@ -4,6 +4,7 @@ Each function returns a built `Model` in its reference configuration; `ALL`
 maps a name to each builder that takes no required argument.
 """
 
+from . import papers as papers
 from .basic import BRICARD_AXES as BRICARD_AXES
 from .basic import BRICARD_POINTS as BRICARD_POINTS
 from .basic import bricard as bricard
