@@ -2,12 +2,15 @@
 numbers recomputed independently."""
 
 import json
+import os
 import re
+import subprocess
+import sys
 
+import jax
 import pytest
 
 import jmbs
-from jmbs._demo import run_demo
 
 # Checks per section in the short mode (the full mode adds three on the Bricard's swing).
 N_CHECKS = {
@@ -25,9 +28,17 @@ TAB4 = {"Bt": "N", "Ct": "N", "Dt": "N", "Br": "U", "Cr": "U", "Er": "U", "drive
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
+    """`jmbs demo --short` run as a user runs it (exit code 0: every check passed)."""
     out = tmp_path_factory.mktemp("demo")
-    report = run_demo(out, short=True, progress=False)
-    return report, json.loads((out / "results.json").read_text())
+    cache = jax.config.jax_compilation_cache_dir  # shared with the tests (conftest.py)
+    env = os.environ | ({"JAX_COMPILATION_CACHE_DIR": cache,
+                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"} if cache else {})
+    res = subprocess.run([sys.executable, "-m", "jmbs.cli", "demo", "--short", "--out", str(out)],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.splitlines() == [f"report: {out / 'report.md'}",
+                                       "every check agrees with the papers"]
+    return out / "report.md", json.loads((out / "results.json").read_text())
 
 
 def section(results: dict, title: str) -> dict:
