@@ -424,7 +424,7 @@ def sweep(
 
     def changed_components(e) -> list[str]:
         """The reaction components whose decision differs across the event."""
-        x1 = e.s if e.kind == "singular" else e.s_after
+        x1 = e.s if e.kind != "change" else e.s_after
         d0, d1 = (jmbs.solvability(swept, *path(x), method=m).decisions.component_unique
                   for x in (e.s_before, x1))
         return [c for c, u0, u1 in zip(components, d0, d1) if u0 != u1]
@@ -453,6 +453,10 @@ def sweep(
     for e in events:
         if e["kind"] == "singular":
             what = f"singular configuration, rank {e['rank_before']} -> {e['rank_at']} -> {e['rank_after']}"
+        elif e["kind"] == "near_singular":
+            what = (f"near-singular configuration: the rank decision is {e['rank_margin']:.1f} digits "
+                    "from its tolerance (a singular configuration the grid passes closely; "
+                    "--rank-tol 1e-6 may show the rank drop)")
         else:
             what = f"decisions change, rank {e['rank_before']} -> {e['rank_after']}"
         what += "".join(f"; {label}: {', '.join(e[key])}" for key, label in

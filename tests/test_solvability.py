@@ -256,6 +256,20 @@ def test_path_locates_an_isolated_singular_configuration(n_four_bar):
     assert set(event.elements) == set(n_four_bar.element_names)
 
 
+def test_path_reports_a_singular_configuration_it_passes_closely(n_four_bar):
+    """A path that stays 1e-7 rad from the flat configuration never loses rank at the
+    default tolerance (as Newton-assembled configurations near a singular one do not):
+    the minimum is reported as near-singular, with its marginal rank decision."""
+    grid = np.linspace(-0.95, 1.3, 12)
+    res = jmbs.solvability_path(n_four_bar, lambda th: _n_four_bar_q(2, 1e-7 + abs(th)), grid)
+    (event,) = res.events
+    assert event.kind == "near_singular" and abs(event.s) < 1e-9
+    assert (event.rank_before, event.rank_at, event.rank_after) == (14, 14, 14)
+    assert event.rank_margin < 2.0  # MARGINAL_DECADES
+    # Elsewhere on the path the rank decision is far from marginal.
+    assert res.sweep.rank_margin.min() > 2.0
+
+
 def test_path_brackets_decision_changes(n_four_bar):
     """A grid point exactly at the singular configuration: the changes on both sides
     are bracketed to 1e-10, within the rank tolerance's reach of 0."""

@@ -11,7 +11,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .._model import Model
-from .base import AbstractSolvabilityMethod, Decisions
+from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
 from .qr import QR
 from .report import characteristic_lengths, check_configuration, decisions_at, element_sets, resolve_method
@@ -118,11 +118,16 @@ def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_si
 class PathEvent:
     """Where the rank or a decision changes along a path.
 
-    `kind` is `"change"` (the decisions differ on the two sides of `s`) or
+    `kind` is `"change"` (the decisions differ on the two sides of `s`),
     `"singular"` (an isolated configuration at `s` with a lower rank than on
-    both sides). `s_before`/`s_after` bracket it to the requested tolerance;
-    `rank_before`, `rank_at`, `rank_after` are the ranks there; `elements`
-    names the elements whose reaction decision differs across the event.
+    both sides) or `"near_singular"` (a local minimum of the rank-revealing
+    value whose rank decision is within `MARGINAL_DECADES` of its tolerance:
+    the path passes a singular configuration closer than the configurations
+    are accurate, or the tolerance is too tight to call it). `s_before`/`s_after`
+    bracket it to the requested tolerance; `rank_before`, `rank_at`,
+    `rank_after` are the ranks there; `elements` names the elements whose
+    reaction decision differs across the event; `rank_margin` is the rank
+    decision's margin at `s` in decimal digits.
     """
 
     kind: str
@@ -133,6 +138,7 @@ class PathEvent:
     rank_at: int
     rank_after: int
     elements: tuple[str, ...]
+    rank_margin: float = math.inf
 
 
 @dataclasses.dataclass
@@ -154,7 +160,10 @@ def solvability_path(model: Model, path: Callable, s, *, method="nullspace", tol
     configurations, which a grid almost never hits, are found from the
     interior local minima of the smallest rank-revealing value (the
     method's `rank_values[r - 1]` at the grid's largest rank `r`): each is
-    refined by golden-section search to `tol` and reported if its rank is lower.
+    refined by golden-section search to `tol` and reported if its rank is
+    lower, or as near-singular if its rank decision is marginal (configurations
+    assembled by Newton near a singular one are accurate only to about the
+    square root of the assembly tolerance, so the rank may not drop there).
 
     **Arguments:**
     - `model`: the model.
@@ -222,10 +231,12 @@ def solvability_path(model: Model, path: Callable, s, *, method="nullspace", tol
             x, d = _golden_minimum(lambda x: float(decide(x).rank_values[r - 1]), s[k - 1], s[k + 1],
                                    tol)
             dx = decide(x)
-            if int(dx.rank) < int(sweep.rank[k]):
+            lower, marginal = int(dx.rank) < int(sweep.rank[k]), float(dx.rank_margin) < MARGINAL_DECADES
+            if lower or marginal:
                 d0 = decide(s[k])
-                events.append(PathEvent("singular", x, x - d, x + d, int(sweep.rank[k]),
-                                        int(dx.rank), int(sweep.rank[k]), changed(d0, dx)))
+                events.append(PathEvent("singular" if lower else "near_singular", x, x - d, x + d,
+                                        int(sweep.rank[k]), int(dx.rank), int(sweep.rank[k]),
+                                        changed(d0, dx), float(dx.rank_margin)))
     events.sort(key=lambda e: e.s)
     return SolvabilityPath(s, sweep, events)
 

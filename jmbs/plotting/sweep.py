@@ -106,6 +106,8 @@ def plot_sweep(result: SolvabilitySweep | SolvabilityPath, s=None, *, ax=None, x
 def _describe(e: PathEvent) -> str:
     if e.kind == "singular":
         return f"singular (rank {e.rank_at})"
+    if e.kind == "near_singular":
+        return f"near-singular ({e.rank_margin:.1f} digits)"
     if e.rank_before != e.rank_after:
         return f"rank {e.rank_before} to {e.rank_after}"
     return f"{', '.join(e.elements) or 'components'} change"
