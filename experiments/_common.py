@@ -4,9 +4,7 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
-
-import jmbs
+from jmbs.examples import papers
 
 
 def verdict(unique) -> str:
@@ -48,27 +46,26 @@ def save_figure(out: Path | None, name: str, fig) -> Path | None:
     return path
 
 
-def paper_table(table: tuple, model) -> tuple[str, dict]:
-    """A kinetostatic table of paper 003 (`(title, shape of A, rank, {element: (criterion,
-    rank A_S, verdict)})`) next to jmbs's kinetostatic analysis at the reference."""
-    title, shape, rank, expected = table
-    rep = jmbs.solvability(model, method="kinetostatic")
-    A = np.asarray(jmbs.kinetostatic_matrix(model, model.q0, 0.0))
-    d = rep.decisions
+def paper_table(table, model) -> tuple[str, dict]:
+    """A kinetostatic table of paper 003 (`jmbs.examples.papers.Table`) next to jmbs's
+    kinetostatic analysis at the reference."""
+    rep, obtained = papers.kinetostatic_comparison(model, table)
+    shape = (model.nv, model.nc)  # the size of A: equations x unknowns
     rows, matches = [], {}
-    for el, (crit, rank_s, paper) in expected.items():
-        k = model.element_names.index(el)
-        size = len(model.element(el).components)
-        got = verdict(rep.is_unique(el))
-        matches[el] = got == paper and int(d.set_rank[k]) == rank_s
-        rows.append([el, crit, f"{float(d.criterion[k]):.1e}", f"{rank_s} (full)",
-                     f"{int(d.set_rank[k])}/{size}", paper, got, "yes" if matches[el] else "NO"])
-    text = (f"{title}: paper A {shape[0]} x {shape[1]}, rank {rank}; jmbs A {A.shape[0]} x "
-            f"{A.shape[1]}, rank {rep.rank} (rank margin {rep.rank_margin:.1f} digits)\n")
+    for el, entry in table.elements.items():
+        o = obtained[el]
+        matches[el] = o.verdict == entry.verdict and o.set_rank == entry.set_rank
+        rows.append([el, entry.criterion, f"{o.criterion:.1e}", f"{entry.set_rank} (full)",
+                     f"{o.set_rank}/{len(model.element(el).components)}", entry.verdict,
+                     o.verdict, "yes" if matches[el] else "NO"])
+    text = (f"{table.title}: paper A {table.shape[0]} x {table.shape[1]}, rank {table.rank}; "
+            f"jmbs A {shape[0]} x {shape[1]}, rank {rep.rank} (rank margin "
+            f"{rep.rank_margin:.1f} digits)\n")
     text += format_table(["element", "paper criterion", "jmbs criterion", "paper rank A_S",
                           "jmbs rank A_S", "paper", "jmbs", "match"], rows)
-    result = {"shape": list(A.shape), "rank": rep.rank, "paper_rank": rank,
-              "unique": {el: rep.is_unique(el) for el in expected},
-              "set_rank": {el: int(d.set_rank[model.element_names.index(el)]) for el in expected},
-              "matches": bool(all(matches.values()) and rep.rank == rank and A.shape == shape)}
+    result = {"shape": list(shape), "rank": rep.rank, "paper_rank": table.rank,
+              "unique": {el: o.verdict == "U" for el, o in obtained.items()},
+              "set_rank": {el: o.set_rank for el, o in obtained.items()},
+              "matches": bool(all(matches.values()) and rep.rank == table.rank
+                              and shape == tuple(table.shape))}
     return text, result

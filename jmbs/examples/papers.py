@@ -1,10 +1,13 @@
 """The papers' published results that the bundled mechanisms reproduce (REFERENCES.md).
 
-Data only: the experiments and `jmbs demo` compare jmbs's answers with these.
-Verdicts are `"U"` (the reaction or driving force is unique) or `"N"` (not unique).
+Data, and the one comparison that the experiments and `jmbs demo` share
+(`kinetostatic_comparison`). Verdicts are `"U"` (the reaction or driving force is
+unique) or `"N"` (not unique).
 """
 
 from typing import NamedTuple
+
+from .._solvability.report import SolvabilityReport, solvability
 
 PAPERS = {
     "000": "Wojtyra & Frączek: solvability of reactions with redundant nonholonomic constraints",
@@ -59,6 +62,24 @@ class Table(NamedTuple):
 
 def _entries(names: str, criterion: str, set_rank: int, verdict: str) -> dict[str, Entry]:
     return {k: Entry(criterion, set_rank, verdict) for k in names.split()}
+
+
+class Obtained(NamedTuple):
+    """jmbs's answer for one `Entry`: the criterion value, the rank of `A_S`, the verdict."""
+
+    criterion: float
+    set_rank: int
+    verdict: str
+
+
+def kinetostatic_comparison(model, table: Table) -> tuple[SolvabilityReport, dict[str, Obtained]]:
+    """jmbs's kinetostatic analysis (at the reference configuration) of the elements of
+    a paper's `table`: the report and, per element, what jmbs obtains."""
+    rep = solvability(model, method="kinetostatic")
+    d = rep.decisions
+    k = {el: model.element_names.index(el) for el in table.elements}
+    return rep, {el: Obtained(float(d.criterion[k[el]]), int(d.set_rank[k[el]]),
+                              "U" if rep.is_unique(el) else "N") for el in table.elements}
 
 
 # Keyed by the mechanism's name in `jmbs.examples.ALL`.
