@@ -1,13 +1,23 @@
-# Two commands do all the set-up on a fresh machine with Python 3.11:
+# Two commands do all the set-up on a fresh machine with Python 3.12 (JAX 0.12 needs it):
 #   make demo   creates .venv, installs jmbs and runs its main job
 #   make test   installs the test extras and runs the test suite (what CI runs)
-PYTHON ?= python3.11
+# PYTHON: python3.12 if it runs, else pyenv's 3.12 (installed but not selected); or say
+# `make PYTHON=/path/to/python3.12 test`.
+PYTHON ?= $(shell for p in python3.12 $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12; do \
+	$$p -c "" 2>/dev/null && { echo $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
+# A .venv left by an older Python (jmbs needed 3.11 before JAX 0.12) is made anew.
+ifneq ($(wildcard $(BIN)/python),)
+ifneq ($(shell $(BIN)/python -c 'import sys; print(sys.version_info >= (3, 12))' 2>/dev/null),True)
+$(shell rm -rf $(VENV))
+endif
+endif
 
 .PHONY: demo test lint bench docs clean
 
 $(BIN)/python:
+	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it, or run make PYTHON=/path/to/python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 

@@ -14,13 +14,15 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot
+from ._config import require_x64
 from ._model import Model
 
 Scalar = Float[Array, ""] | float
 
 
 def _jitted(fn):
-    """`jax.jit` that also takes lists for the array arguments after the model.
+    """`jax.jit` that also takes lists for the array arguments after the model, and
+    refuses to run in 32-bit mode (every jmbs computation passes through here).
 
     Python scalars go to `jax.jit` as they are (traced, weakly typed: a new time
     does not retrace, and no device array is created per call); sequences become
@@ -31,6 +33,7 @@ def _jitted(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        require_x64(f"jmbs.{fn.__name__}")
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         model, *rest = bound.arguments.values()

@@ -3,9 +3,7 @@ chunks, sharded over devices (host-side orchestration; the traced part is `jax.v
 
 import collections
 import math
-import os
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,14 +15,6 @@ from tqdm.auto import tqdm
 _CACHE: "collections.OrderedDict[tuple, tuple]" = collections.OrderedDict()
 _CACHE_SIZE = 64
 AXIS = "batch"
-# XLA's CPU client sizes its intra-op thread pool from PJRT_NPROC (or NPROC), else the
-# CPUs this process may use, and at least the number of CPU devices. JAX 0.10's batched
-# LAPACK kernels running on a pool thread schedule their batch in parts on that pool and
-# block until the parts are done: when every pool thread blocks so, nothing runs the
-# parts (a deadlock). Sharded over n CPU devices, n programs run such calls at once, so
-# the pool needs spare threads: this many per device.
-POOL_THREADS_PER_DEVICE = 4
-_warned: set[int] = set()
 
 
 def _resolve_devices(devices) -> tuple:
@@ -51,37 +41,6 @@ def _resolve_devices(devices) -> tuple:
     if len(set(devs)) != len(devs):
         raise ValueError(f"devices lists a device twice: {devs!r}")
     return devs
-
-
-def _cpu_pool_size() -> int:
-    """The size of XLA's CPU intra-op thread pool, as the CPU client computes it at start."""
-    for var in ("PJRT_NPROC", "NPROC"):
-        try:
-            return max(int(os.environ[var]), len(jax.local_devices(backend="cpu")))
-        except (KeyError, ValueError):
-            continue
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        n = os.cpu_count() or 1
-    return max(n, len(jax.local_devices(backend="cpu")))
-
-
-def _warn_cpu_pool(devs: tuple) -> None:
-    """Warn once if sharding over several CPU devices could deadlock XLA's CPU pool."""
-    n = sum(d.platform == "cpu" and d.process_index == jax.process_index() for d in devs)
-    if n < 2 or n in _warned:
-        return
-    pool, need = _cpu_pool_size(), POOL_THREADS_PER_DEVICE * n
-    if pool < need:
-        _warned.add(n)
-        warnings.warn(
-            f"jmbs.batch_map shards over {n} CPU devices, which share XLA's CPU thread pool of "
-            f"{pool} threads. With JAX 0.10, batched LAPACK calls (vmapped SVD, QR, eigh, solve, "
-            "as in jmbs.reactions or solvability decisions) running on several devices at once "
-            f"can deadlock that pool. Give it spare threads: start Python with PJRT_NPROC={need} "
-            "(or more) in the environment, set before JAX starts (see docs/batch.md).",
-            RuntimeWarning, stacklevel=3)
 
 
 def _check_batch(batch) -> tuple[list[np.ndarray], Any, int]:
@@ -156,14 +115,6 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
     `batch_map` with the same `fn` and the same full batch: each one feeds the
     shards of its own devices, and every process gets the whole result.
 
-    On CPU devices (several host devices with
-    `XLA_FLAGS=--xla_force_host_platform_device_count=N`), XLA's CPU thread
-    pool needs about 4 threads per device: with JAX 0.10, batched LAPACK calls
-    that several devices run at once can otherwise deadlock it. Importing jmbs
-    sets `PJRT_NPROC=16` (enough for 4 devices) unless it is set; for more
-    devices set it higher before JAX starts (`batch_map` warns when the pool
-    looks too small).
-
     ```python
     model = jmbs.examples.parallelogram()
     f = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)
@@ -195,9 +146,7 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
 
     **Raises:** `ValueError` for an empty batch, a leaf without a batch axis,
     leaves with different leading sizes (the message names the leaves and their
-    shapes), a `chunk_size` below 1, or invalid `devices`. Warns
-    (`RuntimeWarning`) when sharding over CPU devices whose thread pool is
-    small (see above).
+    shapes), a `chunk_size` below 1, or invalid `devices`.
     """
     if not callable(fn):
         raise ValueError(f"fn must be a function of one batch element; got {fn!r}")
@@ -208,7 +157,6 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
     nd = len(devs)
     size = math.ceil(min(int(chunk_size), B) / nd) * nd
     call, sharding = _compiled(fn, devs)
-    _warn_cpu_pool(devs)
 
     def place(x: np.ndarray):
         if sharding is None:

@@ -5,8 +5,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import types
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +12,6 @@ import numpy as np
 import pytest
 
 import jmbs
-from jmbs import _batch
 
 
 def _fn(p):
@@ -103,27 +100,16 @@ def test_errors_name_the_leaves():
         jmbs.batch_map("fn", _batch_of(3))
 
 
-def test_warns_when_cpu_devices_share_a_small_pool(monkeypatch):
-    cpus = tuple(types.SimpleNamespace(platform="cpu", process_index=jax.process_index()) for _ in range(4))
-    monkeypatch.setattr(_batch, "_warned", set())
-    monkeypatch.setenv("PJRT_NPROC", "2")
-    with pytest.warns(RuntimeWarning, match="PJRT_NPROC=16"):
-        _batch._warn_cpu_pool(cpus)
-    monkeypatch.setattr(_batch, "_warned", set())
-    monkeypatch.setenv("PJRT_NPROC", "16")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        _batch._warn_cpu_pool(cpus)
-        _batch._warn_cpu_pool(cpus[:1])
-
-
 # A design sweep of the redundant parallelogram (p = 1): 72 designs scaling the masses
 # and moving the joints consistently (spacing d of the cranks, their length h), so every
 # design is a parallelogram. Per design: the null-space decisions on the equilibrated C,
 # then (after them) a consistent velocity and the reactions of the null-space projection
 # prepared on the nominal model. 72 designs in chunks of 64 (16 per device): two chunks,
-# the last padded; 16 per device is above the size from which JAX 0.10's LAPACK kernels
-# split their batch over XLA's CPU pool, which is what could deadlock.
+# the last padded. A regression test as well: with JAX 0.10, 16 per device was above the
+# size from which the batched LAPACK kernels split their batch over XLA's CPU thread pool
+# and blocked a pool thread waiting for the parts; four devices on two cores (a pool of
+# four threads) then deadlocked in about half the runs. JAX 0.12 no longer blocks there,
+# so this runs with XLA's default pool (no PJRT_NPROC).
 SHARDED = textwrap.dedent("""
     import json, os, warnings
     import numpy as np
@@ -190,8 +176,7 @@ SHARDED = textwrap.dedent("""
 def test_sharded_sweep_equals_the_unsharded_one():
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
-    # XLA's CPU pool needs spare threads when four devices run LAPACK calls at once (docs/batch.md).
-    env["PJRT_NPROC"] = "16"
+    env.pop("PJRT_NPROC", None)  # XLA's default pool: as many threads as cores (see above)
     try:
         out = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True,
                              timeout=240)
@@ -199,3 +184,43 @@ def test_sharded_sweep_equals_the_unsharded_one():
         pytest.fail(f"the sharded sweep did not finish in {e.timeout} s (a deadlock?)")
     assert out.returncode == 0, out.stderr[-4000:]
     assert '"worst"' in out.stdout
+
+
+# The other calls that deadlocked XLA's CPU pool with JAX 0.10 on two cores (docs/batch.md):
+# repeated simulations that compute reactions at the saved states, and repeated jitted,
+# vmapped reactions (batched SVD/QR/eigh/LU), in one process with XLA's default pool.
+REPEATED = textwrap.dedent("""
+    import os
+    import jax, jax.numpy as jnp
+    import jmbs
+
+    cache = os.environ.get("JMBS_TEST_CACHE", os.path.expanduser("~/.cache/jmbs-tests/jax"))
+    if cache:
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    model = jmbs.examples.parallelogram()
+    v0 = jmbs.consistent_velocity(model, model.q0, jnp.zeros(model.nv).at[2].set(1.0))
+    for k in range(4):
+        t1 = 0.5 + 0.1 * k
+        sol = jmbs.simulate(model, t1, saveat=jnp.linspace(0.0, t1, 33), v0=v0, reactions=True)
+        assert bool(jnp.all(jnp.isfinite(sol.reactions.forces)))
+    f = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)
+    vs = v0[None] * jnp.linspace(0.5, 2.0, 64)[:, None]
+    qs = jnp.broadcast_to(model.q0, (64, model.nq))
+    fn = jax.jit(jax.vmap(lambda q, v: jmbs.reactions(model, q, v, 0.0, formulation=f).reactions.forces))
+    for k in range(20):
+        assert bool(jnp.all(jnp.isfinite(fn(qs, vs * (1 + k)))))
+    print("done")
+""")
+
+
+def test_repeated_simulations_and_batched_reactions_do_not_hang():
+    env = {k: v for k, v in os.environ.items() if k not in ("PJRT_NPROC", "XLA_FLAGS")}
+    try:
+        out = subprocess.run([sys.executable, "-c", REPEATED], env=env, capture_output=True, text=True,
+                             timeout=240)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"repeated simulations and batched reactions did not finish in {e.timeout} s "
+                    "(XLA's CPU thread pool deadlocked?)")
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert out.stdout.strip().endswith("done")
