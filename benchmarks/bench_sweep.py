@@ -62,12 +62,11 @@ def worker(a):
     import numpy as np
 
     import jmbs
-    from jmbs._solvability.report import element_sets
 
     assert len(jax.devices()) == a.worker, (jax.devices(), a.worker)
     model = jmbs.examples.bricard()
     f = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)
-    sets = jnp.asarray(element_sets(model))
+    sets = jnp.asarray(jmbs.element_sets(model))
     p0 = {k: np.asarray(v) for k, v in model.params().items()}
 
     rng = np.random.default_rng(0)

@@ -4,11 +4,8 @@ import argparse
 import json
 from pathlib import Path
 
-from jmbs.examples import papers
-
-
-def verdict(unique) -> str:
-    return "U" if unique else "N"
+from jmbs.reproduce import papers
+from jmbs.reproduce.papers import verdict as verdict
 
 
 def format_table(head, rows) -> str:
@@ -47,7 +44,7 @@ def save_figure(out: Path | None, name: str, fig) -> Path | None:
 
 
 def paper_table(table, model) -> tuple[str, dict]:
-    """A kinetostatic table of paper 003 (`jmbs.examples.papers.Table`) next to jmbs's
+    """A kinetostatic table of paper 003 (`jmbs.reproduce.papers.Table`) next to jmbs's
     kinetostatic analysis at the reference."""
     rep, obtained = papers.kinetostatic_comparison(model, table)
     shape = (model.nv, model.nc)  # the size of A: equations x unknowns

@@ -7,7 +7,7 @@
 # actuation (Tab. 2), with a torque drive in Cr (Tab. 4) and overactuated with a
 # second drive in Bt (Tab. 6). Then all five methods at that configuration, and
 # a sweep over random configurations along the gripper's motion
-# (`jmbs.examples.random_configurations`): the rank and every decision stay the
+# (`jmbs.reproduce.random_configurations`): the rank and every decision stay the
 # same, and the five methods agree everywhere.
 #
 # One configuration of the overactuated gripper is special without being
@@ -30,8 +30,9 @@ import jmbs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import paper_table, run, write_outputs  # noqa: E402
 
-from jmbs.examples import gripper_slide, random_configurations
-from jmbs.examples.papers import GRIPPER_TABLES as PAPER
+from jmbs.examples import gripper_slide
+from jmbs.reproduce import random_configurations
+from jmbs.reproduce.papers import GRIPPER_TABLES as PAPER
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)

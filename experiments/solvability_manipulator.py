@@ -8,7 +8,7 @@
 # in A, Hc and Ic; Tab. 8) and its overactuated variant with a twin boom cylinder
 # (revolutes J, K, cylindrical Lc, drive in Lc; Tab. 10). Then all five methods at
 # that configuration, and a sweep over random configurations of the arm
-# (`jmbs.examples.random_configurations`): the rank and every decision stay the
+# (`jmbs.reproduce.random_configurations`): the rank and every decision stay the
 # same, and the five methods agree everywhere.
 #
 # The paper's joint names carry the type (Ar, Br, ..., Hc): here A, B, ..., Hc;
@@ -27,8 +27,8 @@ import jmbs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import paper_table, run, write_outputs  # noqa: E402
 
-from jmbs.examples import random_configurations
-from jmbs.examples.papers import MANIPULATOR_TABLES as PAPER
+from jmbs.reproduce import random_configurations
+from jmbs.reproduce.papers import MANIPULATOR_TABLES as PAPER
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)

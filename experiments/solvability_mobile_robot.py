@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import format_table, run  # noqa: E402
 
 from jmbs import examples
-from jmbs.examples import random_configurations
 from jmbs.examples.mobile_robot import slider_displacement
-from jmbs.examples.papers import MOBILE_ROBOT as PAPER
-from jmbs.examples.papers import MOBILE_ROBOT_RANKS as PAPER_RANKS
+from jmbs.reproduce import random_configurations
+from jmbs.reproduce.papers import MOBILE_ROBOT as PAPER
+from jmbs.reproduce.papers import MOBILE_ROBOT_RANKS as PAPER_RANKS
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)

@@ -13,7 +13,7 @@
 #
 # **Bricard mechanism** (IFToMM A04): six revolute joints in one loop, Grübler
 # count 0, mobility 1, `p = 1`; no joint reaction is unique, and this holds all
-# along its motion (both halves of its loop, `jmbs.examples.random_configurations`).
+# along its motion (both halves of its loop, `jmbs.reproduce.random_configurations`).
 #
 # Both with all five methods at the reference and over random configurations.
 #
@@ -32,8 +32,8 @@ import jmbs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import format_table, run  # noqa: E402
 
-from jmbs.examples import random_configurations
-from jmbs.examples.papers import BRICARD, PARALLELOGRAM
+from jmbs.reproduce import random_configurations
+from jmbs.reproduce.papers import BRICARD, PARALLELOGRAM
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)

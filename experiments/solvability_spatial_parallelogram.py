@@ -29,10 +29,10 @@ import jmbs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import format_table, run  # noqa: E402
 
-from jmbs.examples import random_configurations
-from jmbs.examples.papers import SPATIAL_PARALLELOGRAM as PAPER
-from jmbs.examples.papers import SPATIAL_PARALLELOGRAM_GROUND as GROUND
-from jmbs.examples.papers import SPATIAL_PARALLELOGRAM_GROUND_MATRIX as PAPER_G
+from jmbs.reproduce import random_configurations
+from jmbs.reproduce.papers import SPATIAL_PARALLELOGRAM as PAPER
+from jmbs.reproduce.papers import SPATIAL_PARALLELOGRAM_GROUND as GROUND
+from jmbs.reproduce.papers import SPATIAL_PARALLELOGRAM_GROUND_MATRIX as PAPER_G
 
 METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 BATCH = 256  # configurations per compiled sweep call (the tests use the same)

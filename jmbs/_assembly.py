@@ -15,9 +15,9 @@ from jaxtyping import Array, Float
 
 from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot
 from ._config import require_x64
+from ._custom_types import Scalar
+from ._linalg import inverse3
 from ._model import Model
-
-Scalar = Float[Array, ""] | float
 
 
 def _jitted(fn):
@@ -37,10 +37,24 @@ def _jitted(fn):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         model, *rest = bound.arguments.values()
-        return jitted(model, *(a if isinstance(a, (jax.Array, float, int)) else
-                               np.asarray(a, dtype=float) for a in rest))
+        rest = [a if isinstance(a, (jax.Array, float, int)) else np.asarray(a, dtype=float)
+                for a in rest]
+        for name, a in zip(list(bound.arguments)[1:], rest):
+            _check_shape(fn.__name__, name, a, model)
+        return jitted(model, *rest)
 
     return wrapper
+
+
+def _check_shape(where: str, name: str, a, model: Model) -> None:
+    """Shapes are static, so this host-side check holds for traced input as well."""
+    n = {"q": model.nq, "v": model.nv}.get(name)
+    if n is not None and np.shape(a) != (n,):
+        what = "coordinates" if name == "q" else "velocities"
+        raise ValueError(f"jmbs.{where}: {name} has shape {np.shape(a)}, but the model has n{name} = {n} "
+                         f"{what}; pass one state of shape ({n},) (jax.vmap the call for a batch)")
+    if name == "t" and np.ndim(a) != 0:
+        raise ValueError(f"jmbs.{where}: t must be a scalar time, got shape {np.shape(a)}")
 
 
 def _per_body(model: Model, x: Array, n: int, pad: Array) -> Array:
@@ -197,16 +211,9 @@ def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
         return jnp.diag(1.0 / jnp.stack([model.mass, model.mass, model.inertia], axis=1).ravel())
 
     def block(m, J):
-        return jnp.block([[jnp.eye(3) / m, jnp.zeros((3, 3))], [jnp.zeros((3, 3)), _inverse3(J)]])
+        return jnp.block([[jnp.eye(3) / m, jnp.zeros((3, 3))], [jnp.zeros((3, 3)), inverse3(J)]])
 
     return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
-
-
-def _inverse3(J: Array) -> Array:
-    """Inverse of a 3x3 matrix by its adjugate. No LAPACK call: batched LAPACK calls
-    that XLA runs concurrently can deadlock its CPU thread pool (JAX 0.10)."""
-    adj = jnp.stack([jnp.cross(J[1], J[2]), jnp.cross(J[2], J[0]), jnp.cross(J[0], J[1])], axis=1)
-    return adj / jnp.dot(J[0], jnp.cross(J[1], J[2]))
 
 
 @_jitted

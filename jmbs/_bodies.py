@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ._rotations import quat_rate_matrix, quat_to_rot, rot2
+from ._rotations import quat_rate_matrix, quat_to_rot, rot2, rot_to_quat
 
 NQ = {2: 3, 3: 7}
 NV = {2: 3, 3: 6}
@@ -86,3 +86,15 @@ def body_N(q: Float[Array, " nq_b"]) -> Array:
     if _planar(q):
         return jnp.eye(3)
     return jnp.block([[jnp.eye(3), jnp.zeros((3, 3))], [jnp.zeros((4, 3)), quat_rate_matrix(q[3:])]])
+
+
+def reference_q(position: Array, orientation: Array, kind: str) -> Array:
+    """Coordinates of one body from its builder values: `position` and the
+    orientation given as `kind` (`"angle"`, `"rotation"` (3x3) or
+    `"quaternion"`, normalised here)."""
+    position = jnp.asarray(position, dtype=float)
+    o = jnp.asarray(orientation, dtype=float)
+    if kind == "angle":
+        return jnp.concatenate([position, o[None]])
+    p = rot_to_quat(o) if kind == "rotation" else o / jnp.linalg.norm(o)
+    return jnp.concatenate([position, p])

@@ -17,7 +17,9 @@ from ._assembly import (
     qdot,
     velocity_rhs,
 )
-from ._bodies import NQ, NV
+from ._bodies import NV
+from ._formulations.base import check_finite, check_positive, is_traced
+from ._linalg import GAUSS_NEWTON_RTOL, VELOCITY_RTOL, mechanism_size, numerical_rank
 from ._model import Model
 from ._rotations import quat_exp, quat_multiply, quat_rate_matrix
 
@@ -70,6 +72,10 @@ def free_mask(model: Model, fixed: Sequence = ()) -> np.ndarray:
                 raise ValueError(f"fixed coordinate index {item} is outside 0..{model.nv - 1}")
             mask[item] = False
             continue
+        if isinstance(item, str) or not (isinstance(item, Sequence) and len(item) == 2):
+            hint = f" such as {tuple(item.split('.', 1))!r}" if isinstance(item, str) and "." in item else ""
+            raise ValueError(f"fixed takes velocity-coordinate indices or (body, coordinate) pairs"
+                             f"{hint}; got {item!r}")
         body, coord = item
         if coord not in names:
             raise ValueError(f"fixed coordinate {coord!r} of body {body!r} must be one of {names}")
@@ -86,9 +92,15 @@ class AssemblyResult(eqx.Module):
     converged: Array
 
 
-def _tolerance(q: Array, tol: float, dim: int) -> Array:
-    pos = q.reshape(-1, NQ[dim])[:, :dim]
-    return tol * jnp.maximum(1.0, jnp.max(jnp.abs(pos)))
+def check_state(where: str, name: str, x, n: int, what: str) -> Array:
+    """`x` as a float array, checked on the host: its shape (static, so traced input too)
+    and, where concrete, that it is finite. The compiled program does not change."""
+    x = jnp.asarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f"{where}: {name} must have shape ({n},), one value per {what}; got "
+                         f"shape {x.shape}")
+    check_finite(where, name, x, "pass finite values")
+    return x
 
 
 def _assemble(model: Model, q: Array, t: Array, free, tol: float,
@@ -114,7 +126,7 @@ def _solve(model: Model, q: Array, t: Array, free: tuple[bool, ...], tol: float,
 
     def step(q):
         r = _holonomic_residual(model, q, t)
-        dv = -jnp.linalg.pinv(_free_jacobian(model, q, t, free), rtol=1e-10) @ r
+        dv = -jnp.linalg.pinv(_free_jacobian(model, q, t, free), rtol=GAUSS_NEWTON_RTOL) @ r
         # Backtracking: accept the largest of 1, 1/2, 1/4, ... that reduces |Phi|.
         norm0 = jnp.linalg.norm(r)
 
@@ -129,11 +141,11 @@ def _solve(model: Model, q: Array, t: Array, free: tuple[bool, ...], tol: float,
     def cond(state):
         q, k = state
         res = jnp.max(jnp.abs(_holonomic_residual(model, q, t)))
-        return (res > _tolerance(q, tol, model.dim)) & (k < max_steps)
+        return (res > tol * mechanism_size(model, q)) & (k < max_steps)
 
     q, k = jax.lax.while_loop(cond, lambda s: (step(s[0]), s[1] + 1), (q, jnp.asarray(0)))
     res = jnp.max(jnp.abs(_holonomic_residual(model, q, t)), initial=0.0)
-    return q, res, k, res <= _tolerance(q, tol, model.dim)
+    return q, res, k, res <= tol * mechanism_size(model, q)
 
 
 @_solve.defjvp
@@ -146,7 +158,7 @@ def _solve_jvp(free, tol, max_steps, primals, tangents):
     out = _solve(model, q0, t, free, tol, max_steps)
     q = out[0]
     _, dphi = jax.jvp(lambda m, tt: _holonomic_residual(m, q, tt), (model, t), (dmodel, dt))
-    dv = -jnp.linalg.pinv(_free_jacobian(model, q, t, free), rtol=1e-10) @ dphi
+    dv = -jnp.linalg.pinv(_free_jacobian(model, q, t, free), rtol=GAUSS_NEWTON_RTOL) @ dphi
     no_tangent = np.zeros((), dtype=jax.dtypes.float0)
     return out, (qdot(model, q, dv), jnp.zeros_like(out[1]), no_tangent, no_tangent)
 
@@ -169,30 +181,48 @@ def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
     - `throw`: raise if not converged (inside `jit`, through `eqx.error_if`).
     - `full_output`: return an `AssemblyResult` instead of `q`.
 
-    **Raises:** `RuntimeError` (outside `jit`) with the residual and the worst
-    element when it does not converge.
+    **Raises:** `ValueError` for a `q_guess` of the wrong shape, a malformed
+    `fixed`, a `tol` that is not positive, or (concrete input) NaN in `q_guess` or `t`;
+    `eqx.EquinoxRuntimeError` (a `RuntimeError`) when it does not converge,
+    with the residual and the worst element where the input is concrete.
     """
-    q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
-    if q.shape != (model.nq,):
-        raise ValueError(f"q_guess must have shape ({model.nq},), got {q.shape}")
+    q = model.q0 if q_guess is None else check_state("jmbs.assemble", "q_guess", q_guess, model.nq,
+                                                     "coordinate")
+    check_finite("jmbs.assemble", "t", t, "pass a finite time")
+    check_positive("jmbs.assemble", "tol", tol)
     free = tuple(bool(f) for f in free_mask(model, fixed))  # static: it shapes the solve
     res = _assemble_jit(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps)
     if throw:
-        if isinstance(res.converged, jax.core.Tracer):
-            q_out = eqx.error_if(res.q, ~res.converged,
-                                 "jmbs.assemble did not converge: the constraints cannot be "
-                                 "closed from this guess (check the geometry or the guess)")
-            res = eqx.tree_at(lambda r: r.q, res, q_out)
-        elif not bool(res.converged):
-            r = np.abs(np.asarray(phi(model, res.q, t)) * model.holonomic_rows)
-            worst = int(np.argmax(r))
-            name = model.element_of_row(worst)
-            raise RuntimeError(
-                f"jmbs.assemble did not converge in {int(res.steps)} steps: max |Phi| = "
-                f"{float(res.residual):.3g} at element {name!r}; the constraints may not "
-                "close for this geometry, or the guess is too far (try a closer q_guess, "
-                "or hold fewer coordinates fixed)")
+        res = eqx.tree_at(lambda r: r.q, res, fail_if(
+            res.q, ~res.converged, "jmbs.assemble did not converge: the constraints cannot be "
+            "closed from this guess (check the geometry or the guess)",
+            lambda: _assembly_failure(model, res, t)))
     return res if full_output else res.q
+
+
+def _assembly_failure(model: Model, res: AssemblyResult, t) -> str:
+    r = np.abs(np.asarray(phi(model, res.q, t)) * model.holonomic_rows)
+    name = model.element_of_row(int(np.argmax(r)))
+    return (f"jmbs.assemble did not converge in {int(res.steps)} steps: max |Phi| = "
+            f"{float(res.residual):.3g} at element {name!r}; the constraints may not close for "
+            "this geometry, or the guess is too far (try a closer q_guess, or hold fewer "
+            "coordinates fixed)")
+
+
+def fail_if(x, failed: Array, message: str, detail=None):
+    """The one error path of jmbs's entry points, alike for concrete and traced input:
+    `eqx.EquinoxRuntimeError` (a `RuntimeError`) where `failed` holds.
+
+    Concrete `failed` is decided on the host (raising `detail()`'s fuller text when
+    given), so the compiled program itself carries no host callback and can be
+    stored in JAX's persistent cache; traced `failed` goes through `eqx.error_if`.
+    Returns `x`.
+    """
+    if is_traced(failed):
+        return eqx.error_if(x, failed, message)
+    if np.any(np.asarray(failed)):
+        raise eqx.EquinoxRuntimeError(detail() if detail is not None else message)
+    return x
 
 
 _assemble_jit = eqx.filter_jit(_assemble)
@@ -206,7 +236,11 @@ def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.
     `fixed` coordinates, which keep their guessed values). Redundant rows are
     handled by the pseudoinverse.
     """
-    v = model.v0 if v_guess is None else jnp.asarray(v_guess, dtype=float)
+    where = "jmbs.consistent_velocity"
+    q = check_state(where, "q", q, model.nq, "coordinate")
+    v = model.v0 if v_guess is None else check_state(where, "v_guess", v_guess, model.nv,
+                                                     "velocity coordinate")
+    check_finite(where, "t", t, "pass a finite time")
     free = jnp.asarray(free_mask(model, fixed), dtype=float)
     return _consistent_velocity(model, q, v, jnp.asarray(t, dtype=float), free)
 
@@ -216,7 +250,7 @@ def _consistent_velocity(model, q, v, t, free):
     C, b = constraint_matrix(model, q, t), velocity_rhs(model, q, t)
     W = jnp.linalg.inv(mass_matrix(model)) * free[:, None] * free[None, :]
     S = C @ W @ C.T
-    return v - W @ C.T @ (jnp.linalg.pinv(S, rtol=1e-12, hermitian=True) @ (C @ v + b))
+    return v - W @ C.T @ (jnp.linalg.pinv(S, rtol=VELOCITY_RTOL, hermitian=True) @ (C @ v + b))
 
 
 class KinematicsSolution(eqx.Module):
@@ -240,31 +274,34 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
     `model.with_params(...)`): each position is differentiated implicitly
     through `assemble`, not through its iterations.
 
-    **Raises:** `ValueError` if the model has degrees of freedom left
-    (add drivers); `RuntimeError` if assembly fails at some time (under
-    tracing, an `EquinoxRuntimeError`).
+    **Raises:** `ValueError` for `ts` that is not a non-empty 1-D array of
+    finite times, a `q_guess` of the wrong shape, or a model with degrees of
+    freedom left (add drivers; values are checked where the input is concrete); `eqx.EquinoxRuntimeError`
+    (a `RuntimeError`) if assembly fails at some time, concrete or traced.
     """
     ts = jnp.asarray(ts, dtype=float)
-    q = model.q0 if q_guess is None else jnp.asarray(q_guess, dtype=float)
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((model, q, ts))):
-        # Traced (jax.grad or jax.vmap over designs): the checks run inside.
-        out, ok = _kinematics(model, ts, q, tol, max_steps)
-        return eqx.error_if(out, ~jnp.all(ok), "jmbs.kinematics: position analysis failed at "
-                            "some time (singular or unreachable configuration)")
-    C = np.asarray(constraint_matrix(model, q, ts[0]))
-    s = np.linalg.svd(C, compute_uv=False)
-    rank = int(np.sum(s > 1e-9 * s[0])) if s.size else 0
-    if rank < model.nv:
-        raise ValueError(f"the model has {model.nv - rank} degree(s) of freedom left; "
-                         "kinematic analysis needs every one driven (add drivers)")
-    out = _kinematics(model, ts, q, tol, max_steps)
-    bad = ~np.asarray(out[1])
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise RuntimeError(f"position analysis failed at t = {float(ts[k]):.6g} (max |Phi| = "
-                           f"{float(out[0].residual[k]):.3g}); the mechanism may pass a "
-                           "singular or unreachable configuration")
-    return out[0]
+    if ts.ndim != 1 or ts.size == 0:
+        raise ValueError(f"jmbs.kinematics: ts must be a 1-D array of times with at least one time, "
+                         f"got shape {ts.shape}")
+    check_finite("jmbs.kinematics", "ts", ts, "pass finite times")
+    check_positive("jmbs.kinematics", "tol", tol)
+    q = model.q0 if q_guess is None else check_state("jmbs.kinematics", "q_guess", q_guess, model.nq,
+                                                     "coordinate")
+    if not is_traced(model, q, ts):  # host-side validation; it does not change the program
+        rank = numerical_rank(constraint_matrix(model, q, ts[0]))
+        if rank < model.nv:
+            raise ValueError(f"the model has {model.nv - rank} degree(s) of freedom left; "
+                             "kinematic analysis needs every one driven (add drivers)")
+    out, ok = _kinematics(model, ts, q, tol, max_steps)
+
+    def detail():
+        k = int(np.argmax(~np.asarray(ok)))
+        return (f"jmbs.kinematics: position analysis failed at t = {float(ts[k]):.6g} (max |Phi| = "
+                f"{float(out.residual[k]):.3g}); the mechanism may pass a singular or unreachable "
+                "configuration")
+
+    return fail_if(out, ~jnp.all(ok), "jmbs.kinematics: position analysis failed at some time "
+                   "(singular or unreachable configuration)", detail)
 
 
 @eqx.filter_jit
@@ -272,6 +309,9 @@ def _kinematics(model, ts, q, tol, max_steps):
     free = np.ones(model.nv, bool)
 
     def solve(C, rhs):  # pinv: differentiable where C is rank-deficient (lstsq is not)
+        # On the constraints (just assembled): redundant rows are dependent to rounding,
+        # and JAX's default (10 max(nc, nv) eps) keeps independent rows up to very
+        # close to a singular configuration, where driven kinematics is ill-posed anyway.
         return jnp.linalg.pinv(C) @ rhs
 
     def step(carry, t):

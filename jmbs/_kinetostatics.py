@@ -14,8 +14,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ._assembly import Scalar, _group_blocks, _group_inputs, _jitted, _scatter_matrix
+from ._assembly import _group_blocks, _group_inputs, _jitted, _scatter_matrix
 from ._bodies import position, rotation
+from ._custom_types import Scalar
 from ._model import Model
 
 

@@ -9,13 +9,14 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 
 from ._assembly import _group_inputs
-from ._formulations.base import dynamics_terms, require_prepared
+from ._formulations.base import AbstractFormulation, Prepared, check_finite, dynamics_terms, resolve
 from ._formulations.null_space import NullSpaceProjection
+from ._kinematics import check_state
 from ._model import Model
-from ._solvability.base import Decisions
+from ._solvability.analysis import element_sets
+from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.equilibrate import equilibrate
-from ._solvability.nullspace import NullSpace
-from ._solvability.report import element_sets
+from ._solvability.registry import DEFAULT_METHOD, resolve_method
 
 
 def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
@@ -44,19 +45,20 @@ def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
     return point, force, torque
 
 
-def uniqueness(model: Model, C: Array, rigid: np.ndarray) -> tuple[Array, Array]:
+def uniqueness(model: Model, C: Array, rigid: np.ndarray,
+               method: AbstractSolvabilityMethod) -> tuple[Array, Array]:
     """`(unique (ne,), component_unique (nc,))` at one configuration with matrix `C`.
 
     Rows that are not `rigid` (compliant) have reactions set by their
-    compliance law, hence unique; the rigid rows are decided by the null-space
-    method on their own rows of `C`.
+    compliance law, hence unique; the rigid rows are decided by `method` (with
+    its tolerances) on their own rows of `C`.
     """
     sets = element_sets(model)
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
         return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool)
     C = jax.lax.stop_gradient(equilibrate(model, C))[rigid]  # decisions have no derivative
-    d: Decisions = NullSpace().decide(C, jnp.asarray(sets[:, rigid]))
+    d: Decisions = method.decide(C, jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
     return jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp
 
@@ -167,10 +169,11 @@ class Reactions(eqx.Module):
 
 
 def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndarray,
-                    C: Array) -> Reactions:
-    """The `Reactions` of one state (vmap for a trajectory), given `C` there."""
+                    C: Array, method: AbstractSolvabilityMethod) -> Reactions:
+    """The `Reactions` of one state (vmap for a trajectory), given `C` there; their
+    uniqueness decided by `method`."""
     point, force, torque = element_wrenches(model, q, t, lam)
-    unique, comp = uniqueness(model, C, rigid)
+    unique, comp = uniqueness(model, C, rigid, method)
     components = tuple(spec.components for spec in model.element_specs)
     return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
                      unique, comp)
@@ -183,36 +186,48 @@ class StateResult(eqx.Module):
     reactions: Reactions
 
 
-def reactions(model: Model, q, v, t=0.0, formulation=None) -> StateResult:
+def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prepared | None = None,
+              *, uniqueness: AbstractSolvabilityMethod | None = None) -> StateResult:
     """Accelerations and reactions at one state `(q, v, t)`.
 
     A pure function of arrays once the formulation is prepared: `jax.vmap`
     over `q, v, t` (a trajectory or a batch) and `jax.grad` through it work.
+    The same program runs for concrete and traced input.
 
     **Arguments:**
     - `model`: the model.
     - `q`, `v`: state `(nq,)`, `(nv,)`; they should satisfy the constraints
       (see `jmbs.assemble`, `jmbs.consistent_velocity`).
     - `t`: time.
-    - `formulation`: default `jmbs.NullSpaceProjection()`. It is prepared
-      (`prepare`) at `(q, t)`; under `jax.vmap` or `jax.jit`, where values
-      cannot be looked at, pass a formulation prepared beforehand, e.g.
-      `jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)`.
+    - `formulation`: default `jmbs.NullSpaceProjection()`. It is initialised
+      (`init`: the rank of `C`) at `(q, t)`; under `jax.vmap`, `jax.grad` or
+      `jax.jit` over the model or the state, where values cannot be looked at,
+      pass one prepared beforehand, e.g.
+      `jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)`, or state its
+      rank (`jmbs.NullSpaceProjection(rank=...)`).
+    - `uniqueness`: the solvability method that decides which reactions are
+      unique, with its tolerances (default `jmbs.NullSpace()`; a name such as
+      `"qr"` gives that method with its default tolerances), as in
+      `jmbs.solvability(..., method=...)`.
 
     **Returns:** a `StateResult` with `v_dot` and `reactions`.
+
+    **Raises:** `ValueError` for `q`, `v` of the wrong shape or (concrete input)
+    not finite, a formulation that does not fit the model, or
+    an unprepared one whose rank cannot be decided from traced values.
     """
     formulation = NullSpaceProjection() if formulation is None else formulation
-    q, v = jnp.asarray(q, dtype=float), jnp.asarray(v, dtype=float)
+    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness)
+    q = check_state("jmbs.reactions", "q", q, model.nq, "coordinate")
+    v = check_state("jmbs.reactions", "v", v, model.nv, "velocity coordinate")
+    check_finite("jmbs.reactions", "t", t, "pass a finite time")
     t = jnp.asarray(t, dtype=float)
-    if not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((model, q, t))):
-        formulation = formulation.prepare(model, q, t)
-    else:
-        require_prepared(formulation, "jmbs.reactions")
-    return _reactions(model, formulation, q, v, t)
+    return _reactions(model, resolve(formulation, model, q, t, "jmbs.reactions"), method, q, v, t)
 
 
 @eqx.filter_jit
-def _reactions(model, formulation, q, v, t):
+def _reactions(model, prepared: Prepared, method, q, v, t):
     terms = dynamics_terms(model, q, v, t)
-    v_dot, lam = formulation.solve(terms)
-    return StateResult(v_dot, build_reactions(model, q, t, lam, formulation.rigid_rows(model), terms.C))
+    v_dot, lam = prepared.solve(terms)
+    return StateResult(v_dot, build_reactions(model, q, t, lam, prepared.rigid_rows, terms.C,
+                                              method))

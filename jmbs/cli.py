@@ -29,6 +29,12 @@ from tqdm.auto import tqdm
 
 import jmbs
 
+from ._formulations.registry import FORMULATIONS
+from ._linalg import mechanism_size
+from ._solvability.registry import DEFAULT_METHOD, METHODS
+from ._solvability.sweep import assemble_along, driver_names
+from ._stabilization.registry import STABILIZATIONS
+
 EXIT_CODES = """Exit codes: 0 success, 1 internal error (re-run with --debug), 2 usage error,
 3 bad model file or input, 4 numerical failure (assembly or simulation), 5 a demo check
 failed (a result differs from the paper)."""
@@ -38,17 +44,11 @@ app = typer.Typer(
          "simulation, sweeps along a driver.",
     epilog=EXIT_CODES, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
-# Set by the --debug option: show tracebacks of errors.
-_debug = False
-
-# Assembly tolerance of the configurations the commands compute. Near a singular
-# configuration an assembled q is accurate only to about the square root of the
-# tolerance, so the default 1e-12 would hide rank drops that 1e-14 shows (with
-# --rank-tol 1e-6).
-ASSEMBLY_TOL = 1e-14
-# Continuation steps from t = 0 to the time of `analyze --at`, and at most this
-# many steps from the reference configuration to the start of a sweep.
+# Continuation steps from t = 0 to the time of `analyze --at`.
 CONTINUATION_STEPS = 100
+# `analyze --q` warns when the configuration violates a holonomic constraint by more
+# than this, relative to the mechanism's size.
+CLOSURE_WARNING = 1e-6
 
 ModelArg = Annotated[str, typer.Argument(
     metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`) or a .yaml model file.")]
@@ -58,26 +58,10 @@ RankTol = Annotated[float | None, typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print only a JSON document on stdout.")]
 
 
-class Method(StrEnum):
-    nullspace = "nullspace"
-    qr = "qr"
-    svd = "svd"
-    rank = "rank"
-    kinetostatic = "kinetostatic"
-
-
-class Formulation(StrEnum):
-    nullspace = "nullspace"
-    elimination = "elimination"
-    pseudoinverse = "pseudoinverse"
-    augmented_lagrangian = "augmented-lagrangian"
-    penalty = "penalty"
-
-
-class Stabilization(StrEnum):
-    projection = "projection"
-    baumgarte = "baumgarte"
-    none = "none"
+# The choices are the library's registries' names.
+Method = StrEnum("Method", {name: name for name in METHODS})
+Formulation = StrEnum("Formulation", {name: name for name in FORMULATIONS})
+Stabilization = StrEnum("Stabilization", {name: name for name in STABILIZATIONS})
 
 
 # ----------------------------------------------------------------------------------
@@ -90,9 +74,20 @@ def _err(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def _check(value: float | None, hint: str, low: float = -math.inf, high: float = math.inf,
+           what: str = "finite") -> None:
+    """A usage error (exit 2) for an option's value outside (`low`, `high`) or NaN,
+    before any computation: a tolerance or time that would give NaN or silently
+    meaningless results later."""
+    if value is not None and not low < value < high:
+        raise typer.BadParameter(f"must be {what}, got {value:g}", param_hint=hint)
+
+
 def _method(name: Method, rank_tol: float | None):
-    cls = {"nullspace": jmbs.NullSpace, "qr": jmbs.QR, "svd": jmbs.SVD, "rank": jmbs.RankComparison,
-           "kinetostatic": jmbs.Kinetostatic}[name.value]
+    # A relative rank tolerance outside (0, 1) decides nothing (a rank of 0 or every
+    # singular value counted), and NaN compares false everywhere.
+    _check(rank_tol, "--rank-tol", 0.0, 1.0, "between 0 and 1 (exclusive)")
+    cls = METHODS[name.value]
     return cls() if rank_tol is None else cls(rtol=rank_tol)
 
 
@@ -104,37 +99,6 @@ def _model_info(name: str, model) -> dict:
 def _coordinate_names(model) -> list[str]:
     coords = ("x", "y", "phi") if model.dim == 2 else ("x", "y", "z", "p0", "p1", "p2", "p3")
     return [f"{b}.{c}" for b in model.body_names for c in coords]
-
-
-def _component_names(model) -> list[str]:
-    return [f"{s.name}.{c}" for s in model.element_specs for c in s.components]
-
-
-def _drivers(model) -> list[str]:
-    return [s.name for s in model.element_specs if s.kind == "driver"]
-
-
-def _assemble(model, guess, t: float, what: str = "t") -> np.ndarray:
-    """`jmbs.assemble` at `t` from `guess`, with an error that says where it failed."""
-    res = jmbs.assemble(model, guess, t, tol=ASSEMBLY_TOL, max_steps=100, throw=False,
-                        full_output=True)
-    if not bool(res.converged):
-        raise RuntimeError(f"assembly did not converge at {what} = {t:.6g} (max |Phi| = "
-                           f"{float(res.residual):.2g}): the mechanism may not reach it (a dead "
-                           "centre, the end of its range), or the step from the previous "
-                           "configuration is too large")
-    return np.asarray(res.q)
-
-
-def _continuation(model, ts, what: str = "t") -> np.ndarray:
-    """Configurations `(len(ts), nq)`, each assembled from the previous one (the first
-    from the reference configuration). With position freedom left besides the drivers
-    (a mobile robot's platform), each is the nearest to the previous one."""
-    q, qs = model.q0, []
-    for t in tqdm(ts, desc="assembly", unit="configuration", delay=1.0, leave=False):
-        q = _assemble(model, q, float(t), what)
-        qs.append(q)
-    return np.array(qs)
 
 
 def _read_configuration(path: Path, model) -> np.ndarray:
@@ -201,8 +165,7 @@ def _root(
     version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
-    global _debug
-    _debug = debug
+    """`--debug` is read by `main`, which reports the errors that escape a command."""
 
 
 @app.command()
@@ -215,7 +178,7 @@ def analyze(
     q: Annotated[Path | None, typer.Option(
         "--q", metavar="FILE", help="Analyse this configuration (nq numbers: .npy, or text "
         "separated by spaces or commas), at t = 0.")] = None,
-    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method.nullspace,
+    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method(DEFAULT_METHOD),
     rank_tol: RankTol = None,
     json_: JsonOpt = False,
     components: Annotated[bool, typer.Option(
@@ -232,21 +195,23 @@ def analyze(
     """
     if at is not None and q is not None:
         raise typer.BadParameter("give --at or --q, not both", param_hint="--at / --q")
+    _check(at, "--at")
+    solvability_method = _method(method, rank_tol)
     mdl = jmbs.load(model)
     t = 0.0 if at is None else at
     if q is not None:
         config, source = _read_configuration(q, mdl), f"configuration from {q}"
         res = np.abs(np.asarray(jmbs.phi(mdl, config, t))) * mdl.holonomic_rows
-        if res.size and res.max() > 1e-6 * max(1.0, np.abs(config).max()):
+        if res.size and res.max() > CLOSURE_WARNING * float(mechanism_size(mdl, config)):
             worst = mdl.element_of_row(int(np.argmax(res)))
             _err(f"warning: {q} violates the constraints by {res.max():.2g} (worst: {worst}); the "
                  "decisions are about that configuration")
-    elif at is not None and _drivers(mdl):
-        config = _continuation(mdl, np.linspace(0.0, t, CONTINUATION_STEPS + 1))[-1]
+    elif at is not None and driver_names(mdl):
+        config = assemble_along(mdl, np.linspace(0.0, t, CONTINUATION_STEPS + 1), progress=True)[-1]
         source = "assembled by continuation from t = 0"
     else:
         config, source = np.asarray(mdl.q0), "reference configuration"
-    rep = jmbs.solvability(mdl, config, t, method=_method(method, rank_tol))
+    rep = jmbs.solvability(mdl, config, t, method=solvability_method)
     if json_:
         print(json.dumps({"model": _model_info(model, mdl), "configuration": source,
                           "q": config.tolist(), **rep.to_dict()}, indent=1))
@@ -256,7 +221,7 @@ def analyze(
     print(rep)
     if components:
         d = rep.decisions
-        names = _component_names(mdl)
+        names = jmbs.component_names(mdl)
         w = max(map(len, names + ["component"]))
         print(f"\n{'component':<{w}}  U/N  {'criterion':>9}  margin")
         for k, name in enumerate(names):
@@ -269,9 +234,9 @@ def simulate(
     model: ModelArg,
     t1: Annotated[float, typer.Option("--t1", metavar="T", help="End time (s), > 0.")],
     formulation: Annotated[Formulation, typer.Option(
-        help="How redundancy is handled.")] = Formulation.nullspace,
+        help="How redundancy is handled.")] = Formulation("nullspace"),
     stabilization: Annotated[Stabilization, typer.Option(
-        help="Constraint stabilization.")] = Stabilization.projection,
+        help="Constraint stabilization.")] = Stabilization("projection"),
     n_saves: Annotated[int, typer.Option(
         "--n-saves", metavar="N", min=2, help="Saved times, equally spaced from 0 to T.")] = 101,
     rtol: Annotated[float, typer.Option(help="Relative tolerance of the step-size control.")] = 1e-8,
@@ -301,14 +266,18 @@ def simulate(
 
     Example: jmbs simulate slider_crank --t1 2 --out run --plot
     """
-    if not t1 > 0:
-        raise typer.BadParameter(f"must be positive, got {t1:g}", param_hint="--t1")
+    _check(t1, "--t1", 0.0, what="positive and finite")
+    # The step-size control needs finite tolerances >= 0, not both 0 (a negative one
+    # accepts every step).
+    for value, hint in ((rtol, "--rtol"), (atol, "--atol")):
+        if not 0 <= value < math.inf:
+            raise typer.BadParameter(f"must be finite and >= 0, got {value:g}", param_hint=hint)
+    if rtol == atol == 0:
+        raise typer.BadParameter("--rtol and --atol cannot both be 0", param_hint="--rtol / --atol")
     mdl = jmbs.load(model)
-    form = {"nullspace": jmbs.NullSpaceProjection, "elimination": jmbs.Elimination,
-            "pseudoinverse": jmbs.Pseudoinverse, "augmented-lagrangian": jmbs.AugmentedLagrangian,
-            "penalty": jmbs.Penalty}[formulation.value]()
-    stab = {"projection": jmbs.Projection(), "baumgarte": jmbs.Baumgarte(),
-            "none": None}[stabilization.value]
+    form = FORMULATIONS[formulation.value]()
+    stab_cls = STABILIZATIONS[stabilization.value]
+    stab = None if stab_cls is None else stab_cls()
     ts = np.linspace(0.0, t1, n_saves)
     start = time.perf_counter()
     with Console(stderr=True).status(f"simulating {model} to t = {t1:g} (compiling, then running)"):
@@ -326,12 +295,12 @@ def simulate(
             "violation": np.asarray(sol.violation),
             "velocity_violation": np.asarray(sol.velocity_violation),
             "energy": np.asarray(sol.energy), "element_names": np.array(mdl.element_names),
-            "component_names": np.array(_component_names(mdl)),
+            "component_names": np.array(jmbs.component_names(mdl)),
             "coordinate_names": np.array(_coordinate_names(mdl))}
     path.parent.mkdir(parents=True, exist_ok=True)
     files = [path.with_name(path.name + ".npz"), path.with_name(path.name + ".csv")]
     np.savez(files[0], **data)
-    _write_csv(files[1], ["t"] + _coordinate_names(mdl) + _component_names(mdl)
+    _write_csv(files[1], ["t"] + _coordinate_names(mdl) + jmbs.component_names(mdl)
                + [f"{e}.unique" for e in mdl.element_names],
                [data["ts"], data["q"], -multipliers, unique.astype(float)])
     if plot or animate:
@@ -359,7 +328,7 @@ def simulate(
     print(f"max constraint violation: |Phi| = {summary['max_violation']:.2g}, "
           f"|C v + b| = {summary['max_velocity_violation']:.2g}")
     print(f"energy drift: max |E - E(0)| = {summary['energy_drift']:.2g} (E(0) = {energy[0]:.6g})"
-          + ("; the drivers do work" if _drivers(mdl) else ""))
+          + ("; the drivers do work" if driver_names(mdl) else ""))
     _print_verdicts(summary, "throughout")
     print(f"wrote {', '.join(summary['files'])}")
 
@@ -372,7 +341,7 @@ def sweep(
         "--range", metavar="A B", help="Start and end of its coordinate (rad or m), from the "
         "reference configuration.")],
     n: Annotated[int, typer.Option("--n", metavar="K", min=2, help="Configurations on the grid.")],
-    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method.nullspace,
+    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method(DEFAULT_METHOD),
     rank_tol: RankTol = None,
     out: Annotated[str | None, typer.Option(
         "--out", metavar="PREFIX", help="Write PREFIX.csv and PREFIX.png (default: "
@@ -399,37 +368,18 @@ def sweep(
     a, b = range_
     if not a < b:
         raise typer.BadParameter(f"needs A < B, got {a:g} {b:g}", param_hint="--range")
+    solvability_method = _method(method, rank_tol)
     mdl = jmbs.load(model)
-    drivers = _drivers(mdl)
-    if not drivers:
+    if not driver_names(mdl):
         raise ValueError(f"{model} has no drivers: a sweep moves a driver's coordinate; add a "
                          "driver to the model file, or analyse single configurations with "
                          "`jmbs analyze --q`")
-    # Time is the swept coordinate; the other drivers hold their reference values.
-    swept = mdl.with_motions({d: (lambda t: 0.0 * t) for d in drivers} | {driver: lambda t: t})
-    unit = "rad" if mdl.element(driver).components == ("M",) else "m"
     s = np.linspace(a, b, n)
-    n_ramp = min(CONTINUATION_STEPS, math.ceil(abs(a) / (s[1] - s[0])))
-    ramp = np.linspace(0.0, a, n_ramp + 1)[:-1]
-    qs = _continuation(swept, np.concatenate([ramp, s]), driver)[len(ramp):]
-
-    def path(x: float):
-        k = int(np.argmin(np.abs(s - x)))
-        return (qs[k] if x == s[k] else _assemble(swept, qs[k], x, driver)), x
-
-    m = _method(method, rank_tol)
-    result = jmbs.solvability_path(swept, path, s, method=m)
+    path = jmbs.driver_path(mdl, driver, s, progress=True)
+    unit = path.unit
+    result = jmbs.solvability_path(path.model, path, s, method=solvability_method)
     sw = result.sweep
-    components = _component_names(mdl)
-
-    def changed_components(e) -> list[str]:
-        """The reaction components whose decision differs across the event."""
-        x1 = e.s if e.kind != "change" else e.s_after
-        d0, d1 = (jmbs.solvability(swept, *path(x), method=m).decisions.component_unique
-                  for x in (e.s_before, x1))
-        return [c for c, u0, u1 in zip(components, d0, d1) if u0 != u1]
-
-    events = [dataclasses.asdict(e) | {"components": changed_components(e)} for e in result.events]
+    events = [dataclasses.asdict(e) | {"components": list(e.components)} for e in result.events]
     prefix = Path(out or f"{Path(model).stem}-sweep-{driver}")
     prefix.parent.mkdir(parents=True, exist_ok=True)
     files = [_write_csv(prefix.with_name(prefix.name + ".csv"),
@@ -450,20 +400,9 @@ def sweep(
     print(f"{model}: {driver} from {a:g} to {b:g} {unit}, {n} configurations, {sw.method} method; "
           f"rank {sw.rank.min()}..{sw.rank.max()}, p {sw.redundancy.min()}..{sw.redundancy.max()}")
     _print_verdicts(verdicts, "on the grid")
-    for e in events:
-        if e["kind"] == "singular":
-            what = f"singular configuration, rank {e['rank_before']} -> {e['rank_at']} -> {e['rank_after']}"
-        elif e["kind"] == "near_singular":
-            what = (f"near-singular configuration: the rank decision is {e['rank_margin']:.1f} digits "
-                    "from its tolerance (a singular configuration the grid passes closely; "
-                    "--rank-tol 1e-6 may show the rank drop)")
-        else:
-            what = f"decisions change, rank {e['rank_before']} -> {e['rank_after']}"
-        what += "".join(f"; {label}: {', '.join(e[key])}" for key, label in
-                        (("elements", "reactions that change"), ("components", "components"))
-                        if e[key])
-        print(f"event at {driver} = {e['s']:.9g} {unit} (+-{(e['s_after'] - e['s_before']) / 2:.1g}): "
-              f"{what}")
+    for e in result.events:
+        print(f"event at {driver} = {e.s:.9g} {unit} (+-{(e.s_after - e.s_before) / 2:.1g}): "
+              f"{e.describe('--rank-tol 1e-6')}")
     if not events:
         print("no events: the rank and every decision stay the same along the sweep")
     print(f"wrote {', '.join(map(str, files))}")
@@ -483,7 +422,7 @@ def demo(
     they match, figures), DIR/figures/ and DIR/results.json, and prints where
     the report is and whether every check passed.
     """
-    from jmbs._demo import run_demo
+    from jmbs.reproduce.demo import run_demo
 
     report = run_demo(out, short=short)
     passed = json.loads((report.parent / "results.json").read_text())["all_passed"]
@@ -523,9 +462,10 @@ def models(json_: JsonOpt = False) -> None:
 # ----------------------------------------------------------------------------------
 
 
-def _fail(e: Exception) -> int:
-    """Report an exception that escaped a command: one line on stderr, an exit code."""
-    if _debug:
+def _fail(e: Exception, debug: bool) -> int:
+    """Report an exception that escaped a command: one line on stderr (after the
+    traceback when `debug`), an exit code."""
+    if debug:
         traceback.print_exc()
     if isinstance(e, OSError) and e.filename:
         code, message = 3, f"{e.filename}: {e.strerror}"
@@ -543,13 +483,19 @@ def _fail(e: Exception) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `jmbs` command with `argv` (default `sys.argv[1:]`); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # The root option `--debug` (click accepts it only before the command).
+    debug = "--debug" in argv
+    formatwarning = warnings.formatwarning
     warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
     try:
         app(args=argv, prog_name="jmbs")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else int(e.code is not None)
     except Exception as e:  # noqa: BLE001 - every error becomes one line and an exit code
-        return _fail(e)
+        return _fail(e, debug)
+    finally:
+        warnings.formatwarning = formatwarning
     return 0
 
 

@@ -9,14 +9,38 @@ import numpy as np
 import jmbs
 from jmbs.examples import frame_x_along
 
+# The relative degrees of freedom each two-body joint kind leaves (and the tests' one-row
+# user constraint): expectations written here, not read from jmbs.ELEMENT_TYPES; a new
+# joint kind in the table needs its entry.
+JOINT_DOF = {2: {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2, "holonomic": 2},
+             3: {"spherical": 3, "revolute": 1, "prismatic": 1, "cylindrical": 2, "universal": 2,
+                 "weld": 0, "distance": 5, "holonomic": 5}}
+
+
+def _holonomic_cases(dim: int) -> dict[str, int]:
+    """Every holonomic way to join two bodies in `dim` dimensions, read from the element
+    table: each joint kind, each drivable coordinate of a joint (`"revolute+driver"`, or
+    `"cylindrical+angle"` where there are several), and a user constraint; with the
+    relative degrees of freedom left."""
+    types = jmbs.ELEMENT_TYPES.values()
+    joints = [t for t in types if t.family == "joint" and t.bodies == 2 and dim in t.classes]
+    cases = {t.kind: JOINT_DOF[dim][t.kind] for t in joints}
+    for t in joints:
+        coordinates = tuple(t.drivable.get(dim, ()))
+        for c in coordinates:
+            cases[f"{t.kind}+{'driver' if len(coordinates) == 1 else c}"] = JOINT_DOF[dim][t.kind] - 1
+    cases["holonomic"] = JOINT_DOF[dim]["holonomic"]
+    return cases
+
+
 # Element kinds that join two bodies, with the relative degrees of freedom they leave.
-PLANAR_JOINTS = {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2,
-                 "revolute+driver": 0, "prismatic+driver": 0, "holonomic": 2}
-SPATIAL_JOINTS = {"spherical": 3, "revolute": 1, "prismatic": 1, "cylindrical": 2,
-                  "universal": 2, "weld": 0, "distance": 5, "revolute+driver": 0,
-                  "prismatic+driver": 0, "cylindrical+slide": 1, "cylindrical+angle": 1,
-                  "holonomic": 5}
-PFAFFIAN = {2: ("knife_edge", "pfaffian"), 3: ("pfaffian",)}
+PLANAR_JOINTS = _holonomic_cases(2)
+SPATIAL_JOINTS = _holonomic_cases(3)
+# The nonholonomic kinds per dimension.
+PFAFFIAN = {dim: tuple(k for k, t in jmbs.ELEMENT_TYPES.items()
+                       if dim in t.classes and not t.classes[dim].holonomic) for dim in (2, 3)}
+# The solvability methods by name (jmbs.solvability(method=...)).
+SOLVABILITY_METHODS = tuple(jmbs.SOLVABILITY_METHODS)
 
 
 def _planar_custom(qs, t, p):
@@ -36,7 +60,7 @@ def _pfaffian(qs):
     if q.shape[0] == 3:
         c, s = jnp.cos(q[2]), jnp.sin(q[2])
         return jnp.array([[-1.0, 0, 0, c, s, 0.3]])
-    R = jmbs._rotations.quat_to_rot(q[3:])
+    R = jmbs.rotations.quat_to_rot(q[3:])
     return jnp.concatenate([jnp.array([-1.0, 0, 0, 0, 0, 0]), R[:, 0], jnp.array([0.0, 0.2, 0])])[None]
 
 
@@ -74,22 +98,16 @@ def add_pair(b: jmbs.ModelBuilder, dim: int, kind: str, ground: bool = False, pr
         axes = (axis, np.cross(axis, (1.0, 0.0, 0.0)))
     name = prefix + "J"
     base, _, extra = kind.partition("+")
-    if base == "revolute":
-        b.add_revolute(name, b1, b2, point=P, axis=None if dim == 2 else axis)
-    elif base == "prismatic":
-        b.add_prismatic(name, b1, b2, point=P, axis=axis)
-    elif base == "weld":
-        b.add_weld(name, b1, b2, point=P)
-    elif base == "distance":
-        b.add_distance(name, b1, b2, point_i=P, point_j=np.add(P, 0.5))
-    elif base in ("spherical", "cylindrical", "universal"):
-        if base == "universal":
-            b.add_universal(name, b1, b2, point=P, axes=axes)
-        else:
-            getattr(b, f"add_{base}")(name, b1, b2, point=P, **({"axis": axis} if base ==
-                                                                "cylindrical" else {}))
-    elif base == "knife_edge":
-        b.add_knife_edge(name, b2, point=at((1.3, 0.5)), direction=(0.6, 0.8))
+    etype = jmbs.ELEMENT_TYPES.get(base)
+    if etype is not None and etype.family == "joint":
+        # Every geometry argument the kind uses in `dim` (a length is left to its default).
+        sample = {"point": P, "axis": axis, "direction": (0.6, 0.8), "axes": axes,
+                  "point_i": P, "point_j": np.add(P, 0.5)}
+        bodies = (b1, b2)
+        if etype.bodies == 1:  # on body 2 against the ground, at its own contact point
+            bodies, sample["point"] = (b.ground, b2), at((1.3, 0.5))
+        b.add_joint(base, name, *bodies, **{g.name: sample[g.name] for g in etype.geometry
+                                            if dim in g.dims and g.name in sample})
     elif base == "holonomic":
         if dim == 2:
             b.add_constraint(name, [b1, b2], holonomic=_planar_custom, params={"offset": 1.0})

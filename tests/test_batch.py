@@ -115,7 +115,6 @@ SHARDED = textwrap.dedent("""
     import numpy as np
     import jmbs
     import jax, jax.numpy as jnp
-    from jmbs._solvability.report import element_sets
 
     cache = os.environ.get("JMBS_TEST_CACHE", os.path.expanduser("~/.cache/jmbs-tests/jax"))
     if cache:
@@ -125,7 +124,7 @@ SHARDED = textwrap.dedent("""
 
     model = jmbs.examples.parallelogram()
     f = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)
-    sets = jnp.asarray(element_sets(model))
+    sets = jnp.asarray(jmbs.element_sets(model))
 
     rng = np.random.default_rng(0)
     n = 72

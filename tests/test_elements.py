@@ -93,3 +93,27 @@ def test_spatial_angle_driver_tracks_many_turns():
     angle = 2 * np.unwrap(np.arctan2(np.asarray(p[:, 3]), np.asarray(p[:, 0])) * 2) / 2
     np.testing.assert_allclose(angle, 2.0 * np.asarray(sol.ts), atol=1e-9)
     np.testing.assert_allclose(sol.v[:, 5], 2.0, atol=1e-9)
+
+
+def test_element_table_agrees_with_the_group_classes_and_the_models():
+    """`jmbs.ELEMENT_TYPES` is what the builder, files and plots read: each kind's classes
+    carry its name, drivers drive what the table says, and a built element reports the
+    table's components and its class's holonomy."""
+    for kind, t in jmbs.ELEMENT_TYPES.items():
+        assert t.kind == kind and t.marker and t.label
+        for cls in t.classes.values():
+            assert cls.kind == kind
+        for dim, drivers in t.drivable.items():
+            assert dim in t.classes and all(cls.kind == "driver" for cls in drivers.values())
+    for dim, kind in ALL_CASES:
+        t = jmbs.ELEMENT_TYPES[kind.partition("+")[0]]
+        model = two_bodies(dim, kind)
+        info = model.element("J")
+        assert info.kind == t.kind and info.holonomic == t.classes[dim].holonomic
+        assert np.all(model.holonomic_rows[model.rows("J")] == info.holonomic)
+        if t.family == "joint":
+            assert info.components == t.components(dim)
+        if "+" in kind:
+            driver = model.element("D")
+            coordinate = model.element_specs[model.element_names.index("D")].coordinate
+            assert driver.components == t.drivable[dim][coordinate].components

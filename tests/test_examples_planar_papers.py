@@ -144,8 +144,8 @@ def test_robot_initial_velocity_and_drive(d, hitch):
     res = np.asarray(jmbs.velocity_residual(model, model.q0, model.v0, 0.0))
     assert np.max(np.abs(res)) < 1e-12
     drive = model.element_specs[model.element_names.index("drive")]
-    params = {k: model.params()[f"drive.{k}"] for k in drive.option("param_keys")}
-    assert float(drive.option("motion")(0.0, params)) == 0
+    params = {k: model.params()[f"drive.{k}"] for k in drive.param_keys}
+    assert float(drive.motion(0.0, params)) == 0
 
 
 def test_robot_manoeuvre():

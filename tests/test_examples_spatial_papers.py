@@ -9,9 +9,9 @@ import pytest
 from helpers import rank
 
 import jmbs
-from jmbs._rotations import quat_to_rot
 from jmbs.examples.manipulator import PAPER_Q, redundant_manipulator
 from jmbs.examples.spatial_parallelogram import spatial_parallelogram
+from jmbs.rotations import quat_to_rot
 
 
 def counts(model, q=None):

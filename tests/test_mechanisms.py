@@ -1,7 +1,9 @@
 """Closed-form mechanisms, the papers' redundancy counts, assembly and velocities."""
 
+import logging
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -44,7 +46,7 @@ def _rotate_first_rod(model, angle):
     c, s = math.cos(angle), math.sin(angle)
     Ry = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
     q[0:3] = Ry @ q[0:3]
-    p = jmbs._rotations.rot_to_quat(jnp.asarray(Ry @ np.eye(3)))
+    p = jmbs.rotations.rot_to_quat(jnp.asarray(Ry @ np.eye(3)))
     q[3:7] = np.asarray(p)
     return jnp.asarray(q)
 
@@ -167,3 +169,26 @@ def test_mass_matrix_and_gyroscopic_forces():
     J = np.diag([1 / 600, 1.01 / 12, 1.01 / 12])
     np.testing.assert_allclose(F[3:6], -np.cross(v[3:6], J @ v[3:6]))
     np.testing.assert_allclose(F[0:3], (0.0, -9.81, 0.0))
+
+
+def test_a_second_build_of_a_structure_compiles_nothing(caplog):
+    """The model's derivation is compiled once per structure (bodies, elements, functions);
+    other values reuse it."""
+
+    def build(x):
+        b = jmbs.ModelBuilder(dim=2)
+        b.add_body("arm", mass=1.0, inertia=0.1, position=(x, 0.0))
+        b.add_revolute("O", "ground", "arm", point=(0.0, 0.0))
+        return b.build(check=False)
+
+    build(0.5)
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        model = build(0.7)
+    assert not [r for r in caplog.records if "ompil" in r.getMessage()], caplog.text
+    np.testing.assert_array_equal(model.q0, [0.7, 0.0, 0.0])
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        build(0.9)
+        b = jmbs.ModelBuilder(dim=2)
+        b.add_body("arm", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+        b.build(check=False)
+    assert any("ompil" in r.getMessage() for r in caplog.records)  # a new structure does compile

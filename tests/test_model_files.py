@@ -74,6 +74,26 @@ def test_spatial_elements_round_trip(tmp_path):
     assert same_model(jmbs.load(jmbs.save(model, tmp_path / "s.yaml")), model)
 
 
+def test_documented_element_table_is_the_element_types_table():
+    rows = {}
+    for line in DOCS.read_text().split("| `type` | fields | components |")[1].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        kind, fields, components = (c.strip() for c in line.strip("|").split("|"))
+        rows[kind.strip("`")] = (fields, components)
+    types = jmbs.ELEMENT_TYPES.values()
+    assert list(rows) == list(dict.fromkeys(t.file_type for t in types))
+    for t in types:
+        if t.family != "joint":
+            continue
+        fields, components = rows[t.kind]
+        assert ("`body`" if t.bodies == 1 else "`bodies") in fields, t.kind
+        for g in t.geometry:
+            assert re.search(rf"`{g.name}[`:]", fields), (t.kind, g.name)
+        for dim in t.classes:
+            assert f"`{', '.join(t.components(dim))}`" in components, (t.kind, dim)
+
+
 def test_documented_example_loads_and_analyses_as_documented(tmp_path):
     text = DOCS.read_text()
     source = text.split("```yaml\n")[1].split("```")[0]

@@ -180,7 +180,7 @@ def test_geometry_of_every_kind_of_element_at_a_random_configuration():
         if body == "ground":
             return np.asarray(p)
         ref = model.body_q(q0, body)
-        R0 = np.asarray(jmbs._rotations.quat_to_rot(ref[3:]))
+        R0 = np.asarray(jmbs.rotations.quat_to_rot(ref[3:]))
         return np.asarray(model.point(q, body, R0.T @ (np.asarray(p) - np.asarray(ref[:3]))))
 
     for name in model.element_names:

@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 import jmbs
-from jmbs.examples import mobile_robot
-from jmbs.examples.basic import _rod2
+from jmbs.examples import mobile_robot, planar_rod
 
 REL = 1e-5  # required agreement of gradients and finite differences
 
@@ -43,8 +42,8 @@ def driven_parallelogram() -> jmbs.Model:
     """The parallelogram with three cranks (p = 1) and crank 0 driven:
     `theta(t) = amp sin(2 t)` from the upright cranks, `amp` a design parameter."""
     b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -9.81))
-    cranks = [_rod2(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
-    coupler = _rod2(b, "coupler", (0, 1), (2, 1), mass=2.0)
+    cranks = [planar_rod(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
+    coupler = planar_rod(b, "coupler", (0, 1), (2, 1), mass=2.0)
     for k, c in enumerate(cranks):
         b.add_revolute(f"O{k}", b.ground, c, point=(k, 0.0))
         b.add_revolute(f"B{k}", c, coupler, point=(k, 1.0))

@@ -8,12 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import PFAFFIAN, PLANAR_JOINTS, SPATIAL_JOINTS, add_pair, two_bodies
+from helpers import PFAFFIAN, PLANAR_JOINTS, SOLVABILITY_METHODS, SPATIAL_JOINTS, add_pair, two_bodies
 
 import jmbs
 from jmbs import examples
 
-METHODS = ["rank", "qr", "svd", "nullspace", "kinetostatic"]
+METHODS = list(SOLVABILITY_METHODS)
 
 
 @pytest.fixture(scope="module")
@@ -197,11 +197,15 @@ def test_sweep_equals_a_loop(robot, robot_qs, method):
 
 def test_sweep_is_traceable(robot, robot_qs):
     """The sweep's core is a pure function: jit/vmap of the decisions directly."""
-    from jmbs._solvability.report import analyse, element_sets
-
-    sets = element_sets(robot)
-    f = jax.jit(jax.vmap(lambda q: analyse(robot, jmbs.QR(), q, jnp.asarray(0.0), sets).rank))
+    f = jax.jit(jax.vmap(lambda q: jmbs.solvability_decisions(robot, q, 0.0, jmbs.QR()).rank))
     np.testing.assert_array_equal(np.asarray(f(jnp.asarray(robot_qs))), 20)
+    # With the element masks passed explicitly, and a whole element set as one group.
+    sets = jmbs.element_sets(robot)
+    assert sets.shape == (len(robot.element_names), robot.nc) and (sets.sum(axis=0) == 1).all()
+    g = jax.jit(jax.vmap(lambda q: jmbs.solvability_decisions(robot, q, method="qr",
+                                                              sets=sets).unique))
+    np.testing.assert_array_equal(np.asarray(g(jnp.asarray(robot_qs[:3]))),
+                                  [jmbs.solvability(robot, q).decisions.unique for q in robot_qs[:3]])
 
 
 # ----- singular configurations -----
@@ -254,6 +258,44 @@ def test_path_locates_an_isolated_singular_configuration(n_four_bar):
     assert event.s_after - event.s_before <= 2e-10
     assert (event.rank_before, event.rank_at, event.rank_after) == (14, 12, 14)
     assert set(event.elements) == set(n_four_bar.element_names)
+    assert set(event.components) <= set(jmbs.component_names(n_four_bar))
+    assert event.describe().startswith("singular configuration, rank 14 -> 12 -> 14; reactions "
+                                       "that change: ")
+
+
+def test_path_bracket_width_is_xtol_and_tol_is_deprecated(n_four_bar):
+    grid = np.linspace(-1.0, 1.0, 11)  # a grid point at the singular configuration
+
+    def path(th):
+        return _n_four_bar_q(2, th)
+
+    wide = jmbs.solvability_path(n_four_bar, path, grid, method="qr", xtol=1e-4)
+    assert len(wide.events) >= 2
+    assert all(1e-5 < e.s_after - e.s_before <= 1e-4 for e in wide.events)
+    with pytest.warns(DeprecationWarning, match="xtol"):
+        old = jmbs.solvability_path(n_four_bar, path, grid, method="qr", tol=1e-4)
+    assert old.events == wide.events
+
+
+def test_driver_path_sweeps_a_driver_coordinate():
+    """The slider-crank's crank angle from the reference (pi/6) on: the path's model has
+    time as the driver's coordinate, its configurations are assembled, and the events
+    are located along it."""
+    model = examples.slider_crank(omega=2.0)
+    s = np.linspace(0.1, 1.0, 4)
+    path = jmbs.driver_path(model, "drive", s)
+    assert path.unit == "rad" and path.qs.shape == (4, model.nq)
+    for k, x in enumerate(s):
+        q, t = path(x)
+        assert t == x and np.abs(np.asarray(jmbs.phi(path.model, q, t))).max() < 1e-12
+    q, t = path(0.55)  # between grid points: assembled from the nearest
+    assert np.abs(np.asarray(jmbs.phi(path.model, q, 0.55))).max() < 1e-12
+    res = jmbs.solvability_path(path.model, path, s)
+    assert (res.sweep.rank == model.nc).all() and res.events == []
+    with pytest.raises(ValueError, match="unknown driver 'nope'"):
+        jmbs.driver_path(model, "nope", s)
+    with pytest.raises(ValueError, match="no drivers"):
+        jmbs.driver_path(examples.four_bar(), "d", s)
 
 
 def test_path_reports_a_singular_configuration_it_passes_closely(n_four_bar):
@@ -292,6 +334,12 @@ def test_report_table_and_json(robot):
     el = {e["name"]: e for e in d["elements"]}
     assert el["A"]["unique"] and not el["B"]["unique"] and el["A"]["rank"] == 2
     assert el["B"]["components"]["Fx"]["unique"] is True
+    # repr: one line that fits in a container's repr; str: the table.
+    assert "\n" not in repr(rep) and repr(rep).startswith("SolvabilityReport(method='kinetostatic'")
+    assert "rank=20, redundancy=2" in repr(rep)
+    assert rep.verdict("A") == "U" and rep.verdict("B") == "N"
+    assert rep.component_verdicts("B").startswith("Fx:U")
+    assert rep.null_space().shape == (robot.nc, 2)
 
 
 def test_bad_input(robot):

@@ -1,4 +1,4 @@
-"""The papers' uniqueness results (REFERENCES.md): the decisions at each mechanism's
+"""The papers' uniqueness results (docs/papers/): the decisions at each mechanism's
 reference configuration with every method, and the agreement of the five methods
 (and the constancy of the rank and of the papers' pattern) on 1000 random
 nonsingular configurations of each mechanism on its own motion branch.
@@ -12,12 +12,12 @@ redundancy, no unique joint reaction.
 import jax
 import numpy as np
 import pytest
+from helpers import SOLVABILITY_METHODS as METHODS
 
 import jmbs
-from jmbs.examples import random_configurations
-from jmbs.examples.sampling import NAMES
+from jmbs.reproduce import random_configurations
+from jmbs.reproduce.sampling import NAMES
 
-METHODS = ("rank", "qr", "svd", "nullspace", "kinetostatic")
 N = 1000
 
 

@@ -1,10 +1,12 @@
 """Index-1 augmented Lagrangian: penalty iterations with multiplier updates."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .base import AbstractFormulation, DynamicsTerms
+from .._model import Model
+from .base import AbstractFormulation, DynamicsTerms, FormulationState, all_rigid, as_float
 
 
 class AugmentedLagrangian(AbstractFormulation):
@@ -28,10 +30,13 @@ class AugmentedLagrangian(AbstractFormulation):
     - `iterations`: number of multiplier updates.
     """
 
-    penalty: float = 1e7
-    iterations: int = 6
+    penalty: float = eqx.field(converter=as_float, default=1e7)
+    iterations: int = eqx.field(static=True, default=6)
 
-    def solve(self, terms: DynamicsTerms):
+    def init(self, model: Model, q, t) -> FormulationState:
+        return FormulationState(all_rigid(model))  # nothing to decide from values
+
+    def solve(self, state: FormulationState, terms: DynamicsTerms):
         C, M, F = terms.C, terms.M, terms.F
         n = jnp.linalg.norm(C, axis=1)
         d = 1.0 / jnp.where(n > 0, n, 1.0)

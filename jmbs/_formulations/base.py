@@ -7,7 +7,6 @@ which of the infinitely many multiplier vectors they report.
 """
 
 import abc
-import functools
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -15,9 +14,17 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Bool, Float
+from jaxtyping import Array, Float
 
-from .._assembly import constraint_terms, generalized_forces, inverse_mass_matrix, mass_matrix, phi
+from .._assembly import (
+    constraint_matrix,
+    constraint_terms,
+    generalized_forces,
+    inverse_mass_matrix,
+    mass_matrix,
+    phi,
+)
+from .._linalg import numerical_rank
 from .._model import Model
 
 
@@ -37,6 +44,17 @@ class DynamicsTerms(eqx.Module):
     velocity_error: Float[Array, " nc"]
 
 
+def _is_zero(x) -> bool:
+    """Whether `x` is a Python or NumPy zero (an array leaf may be traced: not known)."""
+    return isinstance(x, (int, float, np.ndarray, np.number)) and not np.any(x)
+
+
+def baumgarte_gamma(terms: DynamicsTerms, alpha, beta) -> DynamicsTerms:
+    """`terms` with Baumgarte's feedback in `Gamma`: `Gamma - 2 alpha (C v + b) - beta^2 Phi`."""
+    gamma = terms.gamma - 2.0 * alpha * terms.velocity_error - beta**2 * terms.phi
+    return eqx.tree_at(lambda x: x.gamma, terms, gamma)
+
+
 def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.0,
                    beta: float = 0.0, with_phi: bool = True) -> DynamicsTerms:
     """The terms at `(q, v, t)`; `alpha, beta` are Baumgarte's gains:
@@ -45,71 +63,52 @@ def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.
     inside an integrator)."""
     C, b, gamma = constraint_terms(model, q, v, t)
     hol = jnp.asarray(model.holonomic_rows)
-    residual = (jnp.where(hol, phi(model, q, t), 0.0) if with_phi or beta
+    residual = (jnp.where(hol, phi(model, q, t), 0.0) if with_phi or not _is_zero(beta)
                 else jnp.zeros(model.nc))
-    velocity_error = C @ v + b
-    if alpha or beta:
-        gamma = gamma - 2.0 * alpha * velocity_error - beta**2 * residual
-    return DynamicsTerms(mass_matrix(model), inverse_mass_matrix(model),
-                         generalized_forces(model, q, v, t), C, gamma, residual, velocity_error)
+    terms = DynamicsTerms(mass_matrix(model), inverse_mass_matrix(model),
+                          generalized_forces(model, q, v, t), C, gamma, residual, C @ v + b)
+    if _is_zero(alpha) and _is_zero(beta):
+        return terms
+    return baumgarte_gamma(terms, alpha, beta)
 
 
-def constraint_rank(model: Model, q, t, rtol: float, rows=None) -> int:
+def is_traced(*trees) -> bool:
+    """Whether any leaf of `trees` is traced (`jax.grad`, `jax.vmap`, `jax.jit` over it)."""
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
+
+
+def check_finite(where: str, name: str, x, fix: str) -> None:
+    """Host-side: `ValueError` where concrete `x` holds NaN or inf (traced values are
+    not looked at, so the compiled program is the same)."""
+    if not is_traced(x) and not np.all(np.isfinite(np.asarray(x, dtype=float))):
+        raise ValueError(f"{where}: {name} contains NaN or inf; {fix}")
+
+
+def check_positive(where: str, name: str, x, *, zero: bool = False) -> None:
+    """Host-side: `ValueError` unless concrete `x` is finite and positive (non-negative
+    with `zero=True`); traced values are not looked at."""
+    if is_traced(x):
+        return
+    a = np.asarray(x, dtype=float)
+    sign = "non-negative" if zero else "positive"
+    got = f"{float(a):g}" if a.ndim == 0 else np.array2string(a)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: {name} must be a finite {sign} number, got {got}")
+    if np.any(a < 0) or (not zero and np.any(a == 0)):
+        raise ValueError(f"{where}: {name} must be {sign}, got {got}")
+
+
+def constraint_rank(model: Model, q, t, rtol, rows=None) -> int:
     """Host-side: the rank of `C` (or of its `rows`) at a configuration on the
     constraints, where redundant rows give singular values at rounding level."""
-    from .._assembly import constraint_matrix
-
     C = np.asarray(constraint_matrix(model, q, t))
-    C = C if rows is None else C[np.asarray(rows)]
-    s = np.linalg.svd(C, compute_uv=False)
-    return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+    return numerical_rank(C if rows is None else C[np.asarray(rows)], float(rtol))
 
 
-def top_mask(n: int, rank: int | None) -> np.ndarray:
-    """`(n,)` mask of the `rank` leading positions (all when `rank` is None)."""
-    return np.arange(n) < (n if rank is None else rank)
-
-
-def _eig_pinv(A: Array, rtol: float, rank: int | None):
-    """`(U, inverse eigenvalues, kept)` of the symmetric positive semidefinite `A`."""
-    w, U = jnp.linalg.eigh(A)  # ascending
-    if rank is None:
-        keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
-    else:
-        keep = jnp.asarray(top_mask(w.shape[0], rank)[::-1]) & (w > 0)
-    return U, jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0), keep
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
-def min_norm_solve(A: Array, b: Array, rtol: float, rank: int | None = None) -> Array:
-    """Minimum-norm least-squares solution of the symmetric positive semidefinite
-    system `A x = b`: on its `rank` largest eigenvalues, or (`rank=None`) on those
-    above `rtol * max`.
-
-    Differentiable: the derivative is that of `A^+ b` at constant rank
-    (Golub and Pereyra), so it never differentiates the eigenvectors, whose
-    derivatives do not exist where eigenvalues repeat (e.g. several redundant
-    constraints).
-    """
-    U, inv, _ = _eig_pinv(A, rtol, rank)
-    return U @ (inv * (U.T @ b))
-
-
-@min_norm_solve.defjvp
-def _min_norm_solve_jvp(rtol, rank, primals, tangents):
-    A, b = primals
-    dA, db = tangents
-    U, inv, keep = _eig_pinv(A, rtol, rank)
-
-    def pinv(y):
-        return U @ (inv * (U.T @ y))
-
-    x = pinv(b)
-    # d(A^+) b for symmetric A and dA: -A^+ dA A^+ b + A^+ A^+ dA (I - A A^+) b
-    # + (I - A^+ A) dA A^+ A^+ b.
-    u = dA @ pinv(x)
-    dx = pinv(db - dA @ x) + pinv(pinv(dA @ (b - A @ x))) + u - U @ (keep * (U.T @ u))
-    return x, dx
+def as_float(x) -> np.ndarray:
+    """Converter for hyper-parameters that do not change shapes: a NumPy array leaf,
+    so that `eqx.filter_jit` traces it and a new value reuses the compiled program."""
+    return np.asarray(x, dtype=float)
 
 
 def row_values(model: Model, values, what: str, default: float | None = None) -> np.ndarray:
@@ -139,40 +138,106 @@ def row_values(model: Model, values, what: str, default: float | None = None) ->
     return out
 
 
-def require_prepared(formulation: "AbstractFormulation", where: str) -> None:
-    """Refuse an unprepared formulation where the model or state is traced."""
-    if not formulation.prepared:
-        raise ValueError(
-            f"{where}: the model or the state is traced (jax.grad, jax.vmap or jax.jit over "
-            f"it), so {type(formulation).__name__} cannot decide the rank of C from values "
-            "here; prepare it on a concrete model first and pass that, e.g. "
-            f"formulation = jmbs.{type(formulation).__name__}().prepare(model, model.q0, 0.0)")
+class FormulationState(eqx.Module):
+    """What a formulation's `init` decided from values at the initial state, and what
+    its `solve` reads (lineax's settings/state split: the formulation holds the
+    user's settings, the state the value-dependent choices).
+
+    - `rigid`: rows treated as rigid constraints (their reactions' uniqueness is
+      decided by the solvability analysis); the others' reactions are set by a
+      compliance law and are unique.
+    - `rank`: rank of the rigid rows of `C` (`None` where the formulation does
+      not use it).
+    - `rows`: `Elimination`'s kept rows (`None`: chosen at every evaluation).
+    - `weights`: `Pseudoinverse`'s row weights, `k`, `d`: `Penalty`'s stiffness
+      and damping per row (arrays: a new value does not recompile).
+    """
+
+    rigid: tuple[bool, ...] = eqx.field(static=True)
+    rank: int | None = eqx.field(static=True, default=None)
+    rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
+    weights: Float[Array, " nc"] | None = None
+    k: Float[Array, " nc"] | None = None
+    d: Float[Array, " nc"] | None = None
 
 
 class AbstractFormulation(eqx.Module):
     """A way of solving the equations of motion of a (possibly redundantly)
-    constrained system at one state."""
+    constrained system at one state.
+
+    Settings (the fields) are kept apart from what is decided from values
+    (`init`'s `FormulationState`), as lineax's solvers do: `init` runs on the
+    host once per run, `solve` is traced at every evaluation.
+    """
 
     # Whether `solve` reads `DynamicsTerms.phi` (compliance laws do).
     needs_phi: ClassVar[bool] = False
 
-    def prepare(self, model: Model, q: Array, t: float) -> "AbstractFormulation":
-        """Host-side, once per run: resolve element names into rows and check the
-        choice against the model at `(q, t)`. Returns the formulation to trace."""
-        return self
-
-    @property
-    def prepared(self) -> bool:
-        """Whether `prepare` has made its value-dependent choices (rank, rows), so
-        that `solve` can be traced with a traced model (`jax.grad`, `jax.vmap`)."""
-        return True
+    def __check_init__(self):
+        if hasattr(self, "rtol"):  # the members' relative rank tolerance
+            check_positive(type(self).__name__, "rtol", self.rtol)
 
     @abc.abstractmethod
-    def solve(self, terms: DynamicsTerms) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:
+    def init(self, model: Model, q: Array, t) -> FormulationState:
+        """Host-side, once per run: resolve element names into rows and decide the
+        rank of `C` at `(q, t)` (a configuration on the constraints), checking the
+        choice against the model.
+
+        **Raises:** `ValueError` for settings that do not fit the model, or where
+        a decision needs values and the model or `q` is traced (give `rank=`).
+        """
+
+    @abc.abstractmethod
+    def solve(self, state: FormulationState, terms: DynamicsTerms
+              ) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:
         """`(v_dot, lambda)` at one state."""
 
-    def rigid_rows(self, model: Model) -> Bool[Array, " nc"] | np.ndarray:
-        """Rows treated as rigid constraints (their reactions' uniqueness is decided
-        by the solvability analysis); the others' reactions are set by a compliance
-        law and are unique."""
-        return np.ones(model.nc, bool)
+    def prepare(self, model: Model, q: Array, t) -> "Prepared":
+        """`init` once, kept with the formulation: pass the result to
+        `jmbs.simulate(formulation=...)` or `jmbs.reactions(...)` under `jax.vmap`
+        or `jax.grad` over models, where the rank cannot be decided from values."""
+        return Prepared(self, self.init(model, q, t))
+
+
+class Prepared(eqx.Module):
+    """A formulation together with its state from `init` (what `prepare` returns)."""
+
+    formulation: AbstractFormulation
+    state: FormulationState
+
+    def solve(self, terms: DynamicsTerms) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:
+        """`(v_dot, lambda)` at one state."""
+        return self.formulation.solve(self.state, terms)
+
+    @property
+    def rigid_rows(self) -> np.ndarray:
+        """`(nc,)` mask of the rows treated as rigid constraints."""
+        return np.asarray(self.state.rigid, bool)
+
+
+def resolve(formulation: "AbstractFormulation | Prepared", model: Model, q: Array, t,
+            where: str) -> Prepared:
+    """`formulation` prepared at `(q, t)` unless it already is."""
+    if isinstance(formulation, Prepared):
+        return formulation
+    if not isinstance(formulation, AbstractFormulation):
+        raise ValueError(f"{where}: formulation must be a jmbs formulation (e.g. "
+                         f"jmbs.NullSpaceProjection()) or one prepared with .prepare(...); got "
+                         f"{formulation!r}")
+    return formulation.prepare(model, q, t)
+
+
+def require_values(formulation: AbstractFormulation, *trees) -> None:
+    """In `init`, before a decision from values: refuse traced input with one clear error."""
+    if is_traced(*trees):
+        name = type(formulation).__name__
+        raise ValueError(
+            f"{name}: the model or the state is traced (jax.grad, jax.vmap or jax.jit over it), "
+            f"so {name} cannot decide the rank of C from values here; prepare it on a concrete "
+            f"model first and pass that, e.g. formulation = jmbs.{name}().prepare(model, "
+            "model.q0, 0.0), or state the rank (rank=...)")
+
+
+def all_rigid(model: Model) -> tuple[bool, ...]:
+    """Every row rigid (formulations without a compliance law)."""
+    return (True,) * model.nc

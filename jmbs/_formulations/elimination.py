@@ -1,7 +1,7 @@
 """Redundant-constraint elimination: keep `r` independent rows, drop the rest."""
 
-from collections.abc import Sequence
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
@@ -9,8 +9,25 @@ import numpy as np
 from jaxtyping import Array
 
 from .._assembly import constraint_matrix
+from .._linalg import RANK_RTOL, numerical_rank
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms, constraint_rank
+from .base import (
+    AbstractFormulation,
+    DynamicsTerms,
+    FormulationState,
+    all_rigid,
+    as_float,
+    constraint_rank,
+    require_values,
+)
+
+# A kept row takes part in a dependency where its entry in a unit basis vector of
+# null(C_keep^T) exceeds this (the basis' other entries are at rounding level).
+_DEPENDENCY_TOL = 1e-8
+
+
+def _pairs(eliminate) -> tuple[tuple[str, str], ...] | None:
+    return None if eliminate is None else tuple((str(e), str(c)) for e, c in eliminate)
 
 
 def _normalized(C: Array) -> Array:
@@ -35,26 +52,26 @@ class Elimination(AbstractFormulation):
       robot's (C.Fy, W4) does at t = 8.05 s of its manoeuvre): the run then
       stops with a result code; the automatic choice does not.
     - `rtol`: relative tolerance of the rank decisions.
+    - `rank`: the rank of `C`, if known: `init` then neither looks at values nor
+      checks the eliminated rows (so it works under `jax.vmap` or `jax.grad`
+      over models).
 
     The reactions of the unique elements are the same for every choice; the
     others are an artefact of the choice (the solution marks them).
     """
 
-    eliminate: tuple[tuple[str, str], ...] | None = None
-    rtol: float = 1e-8
-    keep_rows: tuple[int, ...] | None = None  # resolved by `prepare`
-    rank: int | None = None
+    eliminate: tuple[tuple[str, str], ...] | None = eqx.field(static=True, converter=_pairs,
+                                                              default=None)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    rank: int | None = eqx.field(static=True, default=None)
 
-    def __init__(self, eliminate: Sequence[tuple[str, str]] | None = None, rtol: float = 1e-8, *,
-                 keep_rows=None, rank=None):
-        if eliminate is not None:
-            eliminate = tuple((str(e), str(c)) for e, c in eliminate)
-        self.eliminate, self.rtol, self.keep_rows, self.rank = eliminate, rtol, keep_rows, rank
-
-    def prepare(self, model: Model, q, t) -> "Elimination":
-        r = constraint_rank(model, q, t, self.rtol)
+    def init(self, model: Model, q, t) -> FormulationState:
         if self.eliminate is None:
-            return Elimination(None, self.rtol, rank=r)
+            r = self.rank
+            if r is None:
+                require_values(self, model, q, t)
+                r = constraint_rank(model, q, t, self.rtol)
+            return FormulationState(all_rigid(model), r)
         drop = set()
         for name, comp in self.eliminate:
             info = model.element(name)
@@ -63,34 +80,32 @@ class Elimination(AbstractFormulation):
                                  f"components are {', '.join(info.components)}")
             drop.add(info.rows[0] + info.components.index(comp))
         keep = [i for i in range(model.nc) if i not in drop]
-        rk = constraint_rank(model, q, t, self.rtol, keep)
+        if self.rank is not None:  # stated: the kept rows are the user's responsibility
+            return FormulationState(all_rigid(model), self.rank, tuple(keep))
+        require_values(self, model, q, t)
+        C = np.asarray(constraint_matrix(model, q, t))
+        r = numerical_rank(C, float(self.rtol))
+        rk = numerical_rank(C[keep], float(self.rtol))
         if rk < r:
             raise ValueError(
                 f"Elimination: dropping {self.eliminate} removes independent constraints (rank "
                 f"{r} -> {rk}); the mechanism would gain freedom it does not have. Drop rows whose "
                 "reactions are not unique (see jmbs.solvability), e.g. fewer or other components")
         if rk < len(keep):
-            C = np.asarray(constraint_matrix(model, q, t))
-            dependent = _dependent_elements(model, C, keep, self.rtol)
+            dependent = _dependent_elements(model, C, keep, rk)
             raise ValueError(
                 f"Elimination: the kept rows are still dependent ({len(keep)} rows of rank {rk}), "
                 f"so the leading matrix is singular; the dependency involves the elements "
                 f"{', '.join(dependent)}: eliminate {len(keep) - rk} more component(s) among them")
-        return Elimination(self.eliminate, self.rtol, keep_rows=tuple(keep), rank=r)
+        return FormulationState(all_rigid(model), r, tuple(keep))
 
-    @property
-    def prepared(self) -> bool:
-        return self.rank is not None
-
-    def solve(self, terms: DynamicsTerms):
+    def solve(self, state: FormulationState, terms: DynamicsTerms):
         C, gamma, Minv, F = terms.C, terms.gamma, terms.Minv, terms.F
-        if self.keep_rows is not None:
-            rows = np.asarray(self.keep_rows)
+        if state.rows is not None:
+            rows = np.asarray(state.rows)
         else:
-            if self.rank is None:
-                raise ValueError("Elimination.solve called before prepare(model, q, t)")
             _, P = jsl.qr(jax.lax.stop_gradient(_normalized(C)).T, pivoting=True, mode="r")
-            rows = P[: self.rank]
+            rows = P[: state.rank]
         Ck = C[rows]
         # Schur complement of the regular leading matrix [M Ck^T; Ck 0].
         S = Ck @ Minv @ Ck.T
@@ -99,9 +114,9 @@ class Elimination(AbstractFormulation):
         return v_dot, jnp.zeros(C.shape[0]).at[rows].set(lam_k)
 
 
-def _dependent_elements(model: Model, C: np.ndarray, keep: list[int], rtol: float) -> list[str]:
-    """Elements whose kept rows take part in a dependency (nonzero in `null(C_keep^T)`)."""
-    U, s, _ = np.linalg.svd(C[keep])
-    null = U[:, int(np.sum(s > rtol * s[0])):]
-    rows = [keep[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-8)]
+def _dependent_elements(model: Model, C: np.ndarray, keep: list[int], rank: int) -> list[str]:
+    """Elements whose kept rows take part in a dependency (nonzero in `null(C_keep^T)`,
+    the left singular vectors past the kept rows' `rank`)."""
+    U, _, _ = np.linalg.svd(C[keep])
+    rows = [keep[i] for i in np.flatnonzero(np.abs(U[:, rank:]).max(axis=1) > _DEPENDENCY_TOL)]
     return sorted({model.element_of_row(i) for i in rows}, key=model.element_names.index)

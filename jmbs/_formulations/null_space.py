@@ -9,15 +9,17 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from jaxtyping import Array
 
+from .._linalg import RANK_RTOL, solve_masked, top_mask
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms, constraint_rank, top_mask
-
-
-def _solve_masked(A: Array, b: Array, keep: Array) -> Array:
-    """Solve `A x = b` on the kept unknowns (the others are zero): the dropped
-    rows and columns are replaced by the identity, so shapes stay static."""
-    A = jnp.where(keep[:, None] & keep[None, :], A, jnp.diag(jnp.where(keep, 0.0, 1.0)))
-    return jnp.where(keep, jnp.linalg.solve(A, jnp.where(keep, b, 0.0)), 0.0)
+from .base import (
+    AbstractFormulation,
+    DynamicsTerms,
+    FormulationState,
+    all_rigid,
+    as_float,
+    constraint_rank,
+    require_values,
+)
 
 
 class NullSpaceProjection(AbstractFormulation):
@@ -41,48 +43,39 @@ class NullSpaceProjection(AbstractFormulation):
         at every evaluation, as step 6 of the paper suggests) and `nv - nc`
         independent ones, `V = [I; -J_2^-1 J_1]`. Needs independent
         constraints (no redundancy).
-    - `rtol`: tolerance of the rank decision, made once by `prepare` at the
+    - `rtol`: tolerance of the rank decision, made once by `init` at the
       initial state (on the constraints) and kept for the run: off the
       constraint manifold by `e` (as at an integrator's inner stages) a
       redundant row separates from the others by a singular value of order
       `e`, and deciding the rank there would amplify the inconsistent part of
       `Gamma` by `1/e`. So the `rank` leading singular values (or pivots)
       span the range at every evaluation.
-    - `rank`: set by `prepare`; give it to skip that (e.g. under `jax.vmap`
-      over models, where `prepare` cannot look at values).
+    - `rank`: the rank of `C`, if known: `init` then does not look at values
+      (so it works under `jax.vmap` or `jax.grad` over models).
     """
 
-    basis: Literal["svd", "qr", "local"] = "svd"
-    rtol: float = 1e-8
-    rank: int | None = None
+    basis: Literal["svd", "qr", "local"] = eqx.field(static=True, default="svd")
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    rank: int | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
         if self.basis not in ("svd", "qr", "local"):
             raise ValueError(f"NullSpaceProjection(basis={self.basis!r}): choose 'svd', 'qr' or 'local'")
 
-    def prepare(self, model: Model, q, t) -> "NullSpaceProjection":
-        r = constraint_rank(model, q, t, self.rtol)
-        if self.basis == "local":
-            if r < model.nc:
-                raise ValueError(
-                    f"NullSpaceProjection(basis='local') needs independent constraints, but this "
-                    f"model has {model.nc} constraint rows of rank {r} (redundancy {model.nc - r}); "
-                    "use basis='svd' or 'qr', which handle redundant constraints")
-        return NullSpaceProjection(self.basis, self.rtol, r)
+    def init(self, model: Model, q, t) -> FormulationState:
+        r = self.rank
+        if r is None:
+            require_values(self, model, q, t)
+            r = constraint_rank(model, q, t, self.rtol)
+        if self.basis == "local" and r < model.nc:
+            raise ValueError(
+                f"NullSpaceProjection(basis='local') needs independent constraints, but this "
+                f"model has {model.nc} constraint rows of rank {r} (redundancy {model.nc - r}); "
+                "use basis='svd' or 'qr', which handle redundant constraints")
+        return FormulationState(all_rigid(model), r)
 
-    @property
-    def prepared(self) -> bool:
-        return self.rank is not None
-
-    def solve(self, terms: DynamicsTerms):
-        return _solve(self.basis, self.rtol, self.rank, terms.M, terms.F, terms.C, terms.gamma)
-
-
-def _range_mask(values: Array, rtol: float, rank: int | None) -> Array:
-    """The leading `rank` positions (or, unprepared, the values above `rtol * max`)."""
-    if rank is not None:
-        return jnp.asarray(top_mask(values.shape[0], rank))
-    return values > rtol * values[0]
+    def solve(self, state: FormulationState, terms: DynamicsTerms):
+        return _solve(self.basis, state.rank, terms.M, terms.F, terms.C, terms.gamma)
 
 
 class _SVD(eqx.Module):
@@ -93,12 +86,12 @@ class _SVD(eqx.Module):
     s_inv: Array
     rng: Array  # (nv,): True on the range's columns of V
 
-    def __init__(self, C: Array, rtol: float, rank: int | None):
+    def __init__(self, C: Array, rank: int):
         nc, nv = C.shape
         k = min(nc, nv)
         self.U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
         self.V = Vt.T
-        self.rng = jnp.zeros(nv, bool).at[:k].set(_range_mask(s[:k], rtol, rank))
+        self.rng = jnp.zeros(nv, bool).at[:k].set(jnp.asarray(top_mask(k, rank)))
         self.s_inv = jnp.where(self.rng[:k], 1.0 / jnp.where(self.rng[:k], s[:k], 1.0), 0.0)
 
     def pinv(self, y: Array) -> Array:
@@ -125,27 +118,27 @@ def _svd_solve(svd: _SVD, M: Array, F: Array, gamma: Array):
     # Particular solution of C v = Gamma and the minimum-norm multipliers share the SVD.
     v_p = svd.pinv(gamma)
     Vn = svd.null()
-    z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), ~svd.rng)
+    z = solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), ~svd.rng)
     v_dot = v_p + Vn @ z
     return v_dot, svd.pinv_t(F - M @ v_dot)
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
-def _solve(basis: str, rtol: float, rank: int | None, M: Array, F: Array, C: Array, gamma: Array):
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
+def _solve(basis: str, rank: int, M: Array, F: Array, C: Array, gamma: Array):
     """`(v_dot, lambda)`; differentiated implicitly (see `_solve_jvp`)."""
     nc, nv = C.shape
     k = min(nc, nv)
     if basis == "svd":
-        return _svd_solve(_SVD(C, rtol, rank), M, F, gamma)
+        return _svd_solve(_SVD(C, rank), M, F, gamma)
     if basis == "qr":
         Q, R, P = jsl.qr(C.T, pivoting=True)  # C^T[:, P] = Q R
-        rng = _range_mask(jnp.abs(jnp.diagonal(R)[:k]), rtol, rank)
+        rng = jnp.asarray(top_mask(k, rank))
         # C v = Gamma: R^T Q^T v = Gamma[P]; on the kept (leading) pivots.
-        w = _solve_masked(R[:k, :k].T, gamma[P][:k], rng)
+        w = solve_masked(R[:k, :k].T, gamma[P][:k], rng)
         v_p = Q[:, :k] @ w
         null = jnp.ones(nv, bool).at[:k].set(~rng)
         Vn = Q * null[None, :]
-        z = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), null)
+        z = solve_masked(Vn.T @ M @ Vn, Vn.T @ (F - M @ v_p), null)
         v_dot = v_p + Vn @ z
     else:
         _, P = jsl.qr(C, pivoting=True, mode="r")  # C[:, P[:nc]] = J_2, best conditioned
@@ -157,21 +150,21 @@ def _solve(basis: str, rtol: float, rank: int | None, M: Array, F: Array, C: Arr
 
 
 @_solve.defjvp
-def _solve_jvp(basis, rtol, rank, primals, tangents):
+def _solve_jvp(basis, rank, primals, tangents):
     """Implicit differentiation of `M v_dot + C^T lambda = F`, `C v_dot = Gamma`
     (least squares where `Gamma` is inconsistent), `lambda` of minimum norm, at
     constant rank. Only the SVD's values enter, never its derivatives, which do
     not exist where singular values repeat."""
     M, F, C, gamma = primals
     dM, dF, dC, dgamma = tangents
-    svd = _SVD(C, rtol, rank)
+    svd = _SVD(C, rank)
     v_dot, lam = (_svd_solve(svd, M, F, gamma) if basis == "svd"
-                  else _solve(basis, rtol, rank, M, F, C, gamma))
+                  else _solve(basis, rank, M, F, C, gamma))
     # Accelerations: C dv = dGamma - dC v_dot (plus the least-squares residual's
     # share), V_n^T M dv = V_n^T (dF - dM v_dot - dC^T lambda).
     dv_p = svd.pinv(dgamma - dC @ v_dot) + svd.pinv(svd.pinv_t(dC.T @ (gamma - C @ v_dot)))
     Vn = svd.null()
-    dz = _solve_masked(Vn.T @ M @ Vn, Vn.T @ (dF - dM @ v_dot - dC.T @ lam - M @ dv_p), ~svd.rng)
+    dz = solve_masked(Vn.T @ M @ Vn, Vn.T @ (dF - dM @ v_dot - dC.T @ lam - M @ dv_p), ~svd.rng)
     dv_dot = dv_p + Vn @ dz
     # Multipliers: the derivative of lambda = (C^T)^+ g, g = F - M v_dot.
     g = F - M @ v_dot
@@ -182,7 +175,7 @@ def _solve_jvp(basis, rtol, rank, primals, tangents):
     return (v_dot, lam), (dv_dot, dlam)
 
 
-def _min_norm_multipliers(C: Array, g: Array, rank: int | None) -> Array:
+def _min_norm_multipliers(C: Array, g: Array, rank: int) -> Array:
     """Minimum-norm `lambda` with `C^T lambda = g` on the leading `rank` singular values."""
     U, s, Vt = jnp.linalg.svd(C, full_matrices=False)
     keep = jnp.asarray(top_mask(s.shape[0], rank)) & (s > 0)

@@ -1,14 +1,33 @@
 """Penalty (compliant constraints): reactions from a spring-damper law."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import ClassVar
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array
 
+from .._linalg import RANK_RTOL, min_norm_solve
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms, constraint_rank, min_norm_solve, row_values
+from .base import (
+    AbstractFormulation,
+    DynamicsTerms,
+    FormulationState,
+    as_float,
+    check_finite,
+    constraint_rank,
+    require_values,
+    row_values,
+)
+
+
+def _values(x):
+    """A number, or a mapping of numbers, as array leaves (a new value does not recompile)."""
+    return {str(k): as_float(v) for k, v in x.items()} if isinstance(x, Mapping) else as_float(x)
+
+
+def _names(rigid) -> tuple[str, ...]:
+    return (rigid,) if isinstance(rigid, str) else tuple(rigid)
 
 
 class Penalty(AbstractFormulation):
@@ -29,25 +48,26 @@ class Penalty(AbstractFormulation):
       element name or `"element.component"` covering every compliant element.
     - `rigid`: names of elements kept as rigid constraints (solved with
       minimum-norm multipliers, like `Pseudoinverse`), e.g. drivers.
+    - `rank`: the rank of the rigid rows of `C`, if known (then `init` does not
+      look at values).
     """
 
     needs_phi: ClassVar[bool] = True
 
-    stiffness: float | Mapping[str, float] = 1e6
-    damping: float | Mapping[str, float] = 0.0
-    rigid: tuple[str, ...] = ()
-    k: Array | None = None  # per row, resolved by `prepare` (arrays: a new value does not recompile)
-    d: Array | None = None
-    rigid_mask: tuple[bool, ...] | None = None
-    rigid_rank: int | None = None
+    stiffness: float | Mapping[str, float] = eqx.field(converter=_values, default=1e6)
+    damping: float | Mapping[str, float] = eqx.field(converter=_values, default=0.0)
+    rigid: tuple[str, ...] = eqx.field(static=True, converter=_names, default=())
+    rank: int | None = eqx.field(static=True, default=None)
 
-    def __init__(self, stiffness=1e6, damping=0.0, rigid: Sequence[str] = (), *, k=None, d=None,
-                 rigid_mask=None, rigid_rank=None):
-        self.stiffness, self.damping = stiffness, damping
-        self.rigid = (rigid,) if isinstance(rigid, str) else tuple(rigid)
-        self.k, self.d, self.rigid_mask, self.rigid_rank = k, d, rigid_mask, rigid_rank
+    def __check_init__(self):
+        # Signs are checked by `init`, which names the elements of the rows.
+        for what in ("stiffness", "damping"):
+            x = getattr(self, what)
+            for key, value in (x.items() if isinstance(x, Mapping) else [(None, x)]):
+                check_finite("Penalty", what if key is None else f"{what}[{key!r}]", value,
+                             "give finite numbers")
 
-    def prepare(self, model: Model, q, t) -> "Penalty":
+    def init(self, model: Model, q, t) -> FormulationState:
         mask = np.zeros(model.nc, bool)
         for name in self.rigid:
             mask[model.rows(name)] = True
@@ -63,28 +83,24 @@ class Penalty(AbstractFormulation):
             bad = sorted({model.element_of_row(i) for i in np.flatnonzero(pfaffian & (d <= 0))})
             raise ValueError(f"Penalty: the Pfaffian elements {', '.join(bad)} have no position to "
                              "spring back to: give them a positive damping or list them in rigid=")
-        rank = constraint_rank(model, q, t, 1e-8, np.flatnonzero(mask)) if mask.any() else 0
-        return Penalty(self.stiffness, self.damping, self.rigid, k=jnp.asarray(k), d=jnp.asarray(d),
-                       rigid_mask=tuple(bool(x) for x in mask), rigid_rank=rank)
+        rank = self.rank
+        if rank is None:
+            rank = 0
+            if mask.any():
+                require_values(self, model, q, t)
+                rank = constraint_rank(model, q, t, RANK_RTOL, np.flatnonzero(mask))
+        return FormulationState(tuple(bool(x) for x in mask), rank, k=k, d=d)
 
-    @property
-    def prepared(self) -> bool:
-        return self.k is not None
-
-    def rigid_rows(self, model: Model):
-        return np.asarray(self.rigid_mask if self.rigid_mask is not None else np.zeros(model.nc, bool))
-
-    def solve(self, terms: DynamicsTerms):
-        if self.k is None:
-            raise ValueError("Penalty.solve called before prepare(model, q, t)")
+    def solve(self, state: FormulationState, terms: DynamicsTerms):
         C, Minv = terms.C, terms.Minv
-        rigid = np.asarray(self.rigid_mask)
-        lam = jnp.where(rigid, 0.0, self.k * terms.phi + self.d * terms.velocity_error)
+        rigid = np.asarray(state.rigid, bool)
+        lam = jnp.where(rigid, 0.0, state.k * terms.phi + state.d * terms.velocity_error)
         F = terms.F - C.T @ lam
         if rigid.any():
             Cr = C[rigid]
-            lam_r = min_norm_solve(Cr @ Minv @ Cr.T, Cr @ (Minv @ F) - terms.gamma[rigid], 1e-16,
-                                   self.rigid_rank)
+            # The rank is given, so the eigenvalue tolerance only guards exact zeros.
+            lam_r = min_norm_solve(Cr @ Minv @ Cr.T, Cr @ (Minv @ F) - terms.gamma[rigid], 0.0,
+                                   state.rank)
             F = F - Cr.T @ lam_r
             lam = lam.at[np.flatnonzero(rigid)].set(lam_r)
         return Minv @ F, lam

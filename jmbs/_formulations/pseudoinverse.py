@@ -2,11 +2,29 @@
 
 from collections.abc import Mapping
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from .._linalg import RANK_RTOL, min_norm_solve
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms, constraint_rank, min_norm_solve, row_values
+from .base import (
+    AbstractFormulation,
+    DynamicsTerms,
+    FormulationState,
+    all_rigid,
+    as_float,
+    constraint_rank,
+    require_values,
+    row_values,
+)
+
+
+def _frozen(weights):
+    """Weights in a hashable form: a number, or sorted `(key, value)` pairs."""
+    if weights is None or not isinstance(weights, Mapping | tuple):
+        return None if weights is None else float(weights)
+    return tuple(sorted((str(k), float(v)) for k, v in dict(weights).items()))
 
 
 class Pseudoinverse(AbstractFormulation):
@@ -20,37 +38,40 @@ class Pseudoinverse(AbstractFormulation):
     - `weights`: `None` (plain norm), a positive number per element or per
       `"element.component"` (a mapping), giving `W = diag(weights)`: a larger
       weight makes that component carry less of the redundant load.
-    - `rtol`: tolerance of the rank of `C`, decided once by `prepare` at the
+    - `rtol`: tolerance of the rank of `C`, decided once by `init` at the
       initial state and kept for the run (see `NullSpaceProjection`): the
       `rank` largest eigenvalues of `C M^-1 C^T` are inverted.
-    - `rank`: set by `prepare`, or given (e.g. under `jax.vmap` over models).
+    - `rank`: the rank of `C`, if known (then `init` does not look at values).
     """
 
-    weights: Mapping[str, float] | None = None
-    rtol: float = 1e-8
-    rank: int | None = None
-    row_weights: tuple[float, ...] | None = None  # resolved by `prepare`
+    weights: float | tuple[tuple[str, float], ...] | None = eqx.field(static=True, converter=_frozen,
+                                                              default=None)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    rank: int | None = eqx.field(static=True, default=None)
 
-    def prepare(self, model: Model, q, t) -> "Pseudoinverse":
-        r = constraint_rank(model, q, t, self.rtol)
+    def init(self, model: Model, q, t) -> FormulationState:
+        r = self.rank
+        if r is None:
+            require_values(self, model, q, t)
+            r = constraint_rank(model, q, t, self.rtol)
         if self.weights is None:
-            return Pseudoinverse(None, self.rtol, r)
-        w = row_values(model, self.weights, "Pseudoinverse(weights=...)")
+            return FormulationState(all_rigid(model), r)
+        w = self.weights
+        w = row_values(model, dict(w) if isinstance(w, tuple) else w, "Pseudoinverse(weights=...)")
         if np.any(w <= 0):
             bad = sorted({model.element_of_row(i) for i in np.flatnonzero(w <= 0)})
             raise ValueError(f"Pseudoinverse(weights=...): weights must be positive; "
                              f"check the elements {', '.join(bad)}")
-        return Pseudoinverse(self.weights, self.rtol, r, tuple(float(x) for x in w))
+        return FormulationState(all_rigid(model), r, weights=np.asarray(w))
 
-    @property
-    def prepared(self) -> bool:
-        return self.rank is not None and (self.weights is None or self.row_weights is not None)
-
-    def solve(self, terms: DynamicsTerms):
+    def solve(self, state: FormulationState, terms: DynamicsTerms):
         C, Minv, F = terms.C, terms.Minv, terms.F
-        s = 1.0 if self.row_weights is None else 1.0 / jnp.sqrt(jnp.asarray(self.row_weights))
-        Cs = C * jnp.reshape(s, (-1, 1)) if self.row_weights is not None else C
-        mu = min_norm_solve(Cs @ Minv @ Cs.T, Cs @ (Minv @ F) - s * terms.gamma, self.rtol**2,
-                            self.rank)
+        if state.weights is None:
+            s, Cs = 1.0, C
+        else:
+            s = 1.0 / jnp.sqrt(state.weights)
+            Cs = C * s[:, None]
+        # The rank is given, so the eigenvalue tolerance only guards exact zeros.
+        mu = min_norm_solve(Cs @ Minv @ Cs.T, Cs @ (Minv @ F) - s * terms.gamma, 0.0, state.rank)
         lam = s * mu
         return Minv @ (F - C.T @ lam), lam

@@ -7,6 +7,7 @@ body indices) is static. The group evaluates all its instances with one
 """
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,12 +22,13 @@ from .._bodies import body_qdot
 
 @dataclass(frozen=True)
 class ElementSpec:
-    """What the builder recorded for one element (host-side, static).
+    """What the builder recorded for one element (host-side, static, hashable).
 
-    `bodies` are indices into the model's bodies, with `n_bodies` standing for
-    the ground. `params` lists the element's design-parameter names (the keys
-    of `Model.params()` are `f"{name}.{param}"`). `options` holds everything
-    else the element needs that is not differentiable (functions, flags).
+    `kind` names its row in `jmbs.ELEMENT_TYPES`. `bodies` are indices into
+    the model's bodies, with `n_bodies` standing for the ground. `params` lists
+    the element's design-parameter names (the keys of `Model.params()` are
+    `f"{name}.{param}"`). `components` names the reaction components (rows).
+    Each family adds its own typed fields in a subclass below.
     """
 
     kind: str
@@ -34,10 +36,34 @@ class ElementSpec:
     bodies: tuple[int, ...]
     params: tuple[str, ...]
     components: tuple[str, ...]
-    options: tuple[tuple[str, Any], ...] = ()
 
-    def option(self, key: str, default: Any = None) -> Any:
-        return dict(self.options).get(key, default)
+
+@dataclass(frozen=True)
+class JointSpec(ElementSpec):
+    """A joint: its `params` are the geometry arguments given to the builder."""
+
+
+@dataclass(frozen=True)
+class DriverSpec(ElementSpec):
+    """A driver: `coordinate(joint) = motion(t[, params])`.
+
+    `motion` hashes by identity (a function) or by its text (`Expression`), so
+    equal specs share compiled code. `param_keys` are the motion's own
+    parameters (`()` after `Model.with_motions`, whose functions take none).
+    """
+
+    joint: str
+    coordinate: str
+    motion: Callable
+    param_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConstraintSpec(ElementSpec):
+    """A user constraint: `fn` is `Phi(q_bodies, t[, params])` or `Psi(q_bodies[, params])`."""
+
+    fn: Callable
+    param_keys: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -62,6 +88,18 @@ class DeriveContext:
         return self.r0[idx], self.R0[idx]
 
 
+def local_points(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
+    """Local coordinates on body `which` (0: i, 1: j) of global reference points `P (n, dim)`."""
+    r, R = ctx.pose(specs, which)
+    return jnp.einsum("nji,nj->ni", R, P - r)
+
+
+def local_frames(ctx: DeriveContext, specs, which: int, E: Array) -> Array:
+    """Global reference frames `E (n, dim, dim)` expressed in body `which`."""
+    _, R = ctx.pose(specs, which)
+    return jnp.einsum("nji,njk->nik", R, E)
+
+
 def unit_wrenches(P: Array, rows: list) -> tuple[Array, Array, Array]:
     """Stack per-component `(force (n, dim) | None, moment (n, 1 | 3) | None)` into
     the `(P, F, M)` of `AbstractElement.wrenches`; `None` is zero."""
@@ -75,16 +113,18 @@ def unit_wrenches(P: Array, rows: list) -> tuple[Array, Array, Array]:
 class AbstractElement(eqx.Module):
     """A stacked group of elements of one type.
 
-    Concrete groups set `kind`, `holonomic` and `components` and implement
-    `derive` (local quantities from the builder's global geometry) and either
-    `phi` (holonomic) or `psi` (Pfaffian).
+    Final groups set the class constants `kind` (their row in
+    `jmbs.ELEMENT_TYPES`) and `components`, and implement `derive` (local
+    quantities from the builder's global geometry) and either `phi`
+    (`AbstractHolonomic`) or `psi` (`AbstractPfaffian`), which set `holonomic`.
     """
 
     names: eqx.AbstractVar[tuple[str, ...]]
     bodies: eqx.AbstractVar[tuple[tuple[int, ...], ...]]
-    holonomic: ClassVar[bool]
-    # Concrete groups also provide `kind: str` and `components: tuple[str, ...]`
-    # (class constants, or static fields where they vary between groups).
+    kind: eqx.AbstractClassVar[str]
+    holonomic: eqx.AbstractClassVar[bool]
+    # A variable, not a class constant: a user constraint names its own rows.
+    components: eqx.AbstractVar[tuple[str, ...]]
 
     @classmethod
     @abc.abstractmethod

@@ -6,15 +6,17 @@ of design parameters, given to the builder as `params={...}`. Each user
 constraint is its own group (its function is its own code).
 """
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .base import AbstractHolonomic, AbstractPfaffian
+from .base import AbstractHolonomic, AbstractPfaffian, ConstraintSpec
 
 
-def _params(spec, ctx):
-    return {k: jnp.asarray(ctx.params[f"{spec.name}.{k}"]) for k in spec.option("param_keys", ())}
+def _params(spec: ConstraintSpec, ctx) -> dict:
+    return {k: jnp.asarray(ctx.params[f"{spec.name}.{k}"]) for k in spec.param_keys}
 
 
 class CustomHolonomic(AbstractHolonomic):
@@ -25,7 +27,7 @@ class CustomHolonomic(AbstractHolonomic):
     components: tuple[str, ...] = eqx.field(static=True)
     fn: object = eqx.field(static=True)
     params: dict
-    kind: str = eqx.field(static=True, default="holonomic")
+    kind: ClassVar[str] = "holonomic"
 
     @classmethod
     def group_key(cls, spec):
@@ -34,7 +36,7 @@ class CustomHolonomic(AbstractHolonomic):
     @classmethod
     def derive(cls, specs, ctx):
         (s,) = specs
-        return cls((s.name,), (s.bodies,), s.components, s.option("fn"), _params(s, ctx))
+        return cls((s.name,), (s.bodies,), s.components, s.fn, _params(s, ctx))
 
     def phi(self, qs: Array, t):
         q = tuple(qs[0, k] for k in range(qs.shape[1]))
@@ -50,7 +52,7 @@ class CustomPfaffian(AbstractPfaffian):
     components: tuple[str, ...] = eqx.field(static=True)
     fn: object = eqx.field(static=True)
     params: dict
-    kind: str = eqx.field(static=True, default="pfaffian")
+    kind: ClassVar[str] = "pfaffian"
 
     @classmethod
     def group_key(cls, spec):
@@ -59,7 +61,7 @@ class CustomPfaffian(AbstractPfaffian):
     @classmethod
     def derive(cls, specs, ctx):
         (s,) = specs
-        return cls((s.name,), (s.bodies,), s.components, s.option("fn"), _params(s, ctx))
+        return cls((s.name,), (s.bodies,), s.components, s.fn, _params(s, ctx))
 
     def psi(self, qs):
         k, nv_b = qs.shape[1], 3 if qs.shape[-1] == 3 else 6

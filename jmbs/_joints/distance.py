@@ -8,8 +8,8 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from .._bodies import dot, point
-from .base import AbstractHolonomic, unit_wrenches
-from .spatial import local_points, separation
+from .base import AbstractHolonomic, local_points, unit_wrenches
+from .spatial import separation
 
 
 class Distance(AbstractHolonomic):

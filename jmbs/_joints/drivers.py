@@ -1,7 +1,9 @@
 """Drivers: rheonomic constraints that prescribe a joint's free relative coordinate.
 
 A driver `coordinate(q) - f(t) = 0` acts on a revolute joint (angle), a
-prismatic joint (slide) or a cylindrical joint (either). Coordinates are
+prismatic joint (slide) or a cylindrical joint (either); which group class
+drives which coordinate of which joint is the joints' `drivable` entry in
+`registry.py`. Coordinates are
 measured from the reference configuration, so `f(0) = 0` keeps the reference
 configuration consistent. The driver's multiplier is the driving torque or
 force. Drivers of one kind are stacked; their motion functions (static) are
@@ -16,20 +18,21 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from .._bodies import dot, point, position, rotate
-from .base import AbstractHolonomic, DeriveContext, ElementSpec, unit_wrenches
-from .planar import _local as planar_local
-from .planar import _ref_angle
-from .spatial import joint_frames, local_frames, local_points, separation
+from .base import (
+    AbstractHolonomic,
+    DeriveContext,
+    DriverSpec,
+    ElementSpec,
+    local_frames,
+    local_points,
+    unit_wrenches,
+)
+from .planar import ref_angle
+from .spatial import joint_frames, separation
 
-# Which driver group prescribes which coordinate of which joint kind, per dimension.
-DRIVABLE: dict[int, dict[str, tuple[str, ...]]] = {
-    2: {"revolute": ("angle",), "prismatic": ("slide",)},
-    3: {"revolute": ("angle",), "prismatic": ("slide",), "cylindrical": ("slide", "angle")},
-}
 
-
-def _joint_specs(specs: list[ElementSpec], ctx: DeriveContext) -> list[ElementSpec]:
-    return [ctx.specs[s.option("joint")] for s in specs]
+def _joint_specs(specs: list[DriverSpec], ctx: DeriveContext) -> list[ElementSpec]:
+    return [ctx.specs[s.joint] for s in specs]
 
 
 def _motion_values(motions, param_keys, params, t) -> Array:
@@ -48,11 +51,11 @@ class AbstractDriver(AbstractHolonomic):
     motion_params: eqx.AbstractVar[tuple[dict, ...]]
 
     @staticmethod
-    def _motion_fields(specs, ctx):
-        keys = tuple(tuple(s.option("param_keys", ())) for s in specs)
+    def _motion_fields(specs: list[DriverSpec], ctx):
+        keys = tuple(s.param_keys for s in specs)
         params = tuple({k: jnp.asarray(ctx.params[f"{s.name}.{k}"]) for k in ks}
                        for s, ks in zip(specs, keys))
-        return tuple(s.option("motion") for s in specs), keys, params
+        return tuple(s.motion for s in specs), keys, params
 
     def targets(self, t) -> Array:
         return _motion_values(self.motions, self.param_keys, self.motion_params, t)
@@ -76,7 +79,7 @@ class PlanarAngleDriver(AbstractDriver):
 
     @classmethod
     def derive(cls, specs, ctx):
-        return cls(*_common(specs), *cls._motion_fields(specs, ctx), _ref_angle(ctx, specs))
+        return cls(*_common(specs), *cls._motion_fields(specs, ctx), ref_angle(ctx, specs))
 
     def phi(self, qs, t):
         angle = qs[:, 1, 2] - qs[:, 0, 2] - self.theta0
@@ -109,7 +112,7 @@ class PlanarSlideDriver(AbstractDriver):
         a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
         _, Ri = ctx.pose(specs, 0)
         return cls(*_common(specs), *cls._motion_fields(specs, ctx),
-                   planar_local(ctx, specs, 0, P), planar_local(ctx, specs, 1, P),
+                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
                    jnp.einsum("nji,nj->ni", Ri, a))
 
     def phi(self, qs, t):
@@ -198,7 +201,3 @@ class SpatialSlideDriver(AbstractDriver):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         return unit_wrenches(P, [(jax.vmap(rotate)(qs[:, 0], self.z_i), None)])
 
-
-def driver_class(dim: int, coordinate: str) -> type[AbstractDriver]:
-    return {(2, "angle"): PlanarAngleDriver, (2, "slide"): PlanarSlideDriver,
-            (3, "angle"): SpatialAngleDriver, (3, "slide"): SpatialSlideDriver}[(dim, coordinate)]

@@ -15,16 +15,10 @@ from jaxtyping import Array
 
 from .._bodies import dot, point, rotate
 from .._rotations import perp2
-from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, unit_wrenches
+from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, local_points, unit_wrenches
 
 
-def _local(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
-    """Local coordinates on body `which` of the global reference points `P (n, 2)`."""
-    r, R = ctx.pose(specs, which)
-    return jnp.einsum("nji,nj->ni", R, P - r)
-
-
-def _ref_angle(ctx: DeriveContext, specs) -> Array:
+def ref_angle(ctx: DeriveContext, specs) -> Array:
     """Relative angle `phi_j - phi_i` in the reference configuration."""
     _, Ri = ctx.pose(specs, 0)
     _, Rj = ctx.pose(specs, 1)
@@ -45,7 +39,7 @@ class PlanarRevolute(AbstractHolonomic):
     def derive(cls, specs, ctx):
         P = ctx.stack(specs, "point")
         return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
-                   _local(ctx, specs, 0, P), _local(ctx, specs, 1, P))
+                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P))
 
     def phi(self, qs, t):
         return jax.vmap(lambda el, q: point(q[1], el.s_j) - point(q[0], el.s_i))(self, qs)
@@ -75,8 +69,8 @@ class PlanarPrismatic(AbstractHolonomic):
         a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
         _, Ri = ctx.pose(specs, 0)
         return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
-                   _local(ctx, specs, 0, P), _local(ctx, specs, 1, P),
-                   jnp.einsum("nji,nj->ni", Ri, a), _ref_angle(ctx, specs))
+                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
+                   jnp.einsum("nji,nj->ni", Ri, a), ref_angle(ctx, specs))
 
     def phi(self, qs, t):
         def one(el, q):
@@ -90,14 +84,6 @@ class PlanarPrismatic(AbstractHolonomic):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         n = jax.vmap(lambda q, u: perp2(rotate(q, u)))(qs[:, 0], self.u_i)
         return unit_wrenches(P, [(n, None), (None, jnp.ones((P.shape[0], 1)))])
-
-    def slide(self, qs):
-        """Displacement along the axis from the reference configuration, `(n,)`."""
-        def one(el, q):
-            d = point(q[1], el.s_j) - point(q[0], el.s_i)
-            return dot(rotate(q[0], el.u_i), d)
-
-        return jax.vmap(one)(self, qs)
 
 
 class PlanarWeld(AbstractHolonomic):
@@ -115,7 +101,7 @@ class PlanarWeld(AbstractHolonomic):
     def derive(cls, specs, ctx):
         P = ctx.stack(specs, "point")
         return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
-                   _local(ctx, specs, 0, P), _local(ctx, specs, 1, P), _ref_angle(ctx, specs))
+                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P), ref_angle(ctx, specs))
 
     def phi(self, qs, t):
         def one(el, q):
@@ -148,7 +134,7 @@ class KnifeEdge(AbstractPfaffian):
         e = e / jnp.linalg.norm(e, axis=-1, keepdims=True)
         _, Rj = ctx.pose(specs, 1)
         return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
-                   _local(ctx, specs, 1, P), jnp.einsum("nji,nj->ni", Rj, e))
+                   local_points(ctx, specs, 1, P), jnp.einsum("nji,nj->ni", Rj, e))
 
     def psi(self, qs):
         def one(el, q):

@@ -16,40 +16,13 @@ from jaxtyping import Array
 
 from .._bodies import dot, matvec, point, rotate
 from .._rotations import frame_from_axis, frame_from_two_axes
-from .base import AbstractHolonomic, DeriveContext, unit_wrenches
-
-# Which position and orientation rows each joint type keeps.
-FRAME_JOINT_ROWS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    "spherical": ((0, 1, 2), ()),
-    "revolute": ((0, 1, 2), (0, 1)),
-    "prismatic": ((0, 1), (0, 1, 2)),
-    "cylindrical": ((0, 1), (0, 1)),
-    "weld": ((0, 1, 2), (0, 1, 2)),
-}
-AXIAL_KINDS = ("revolute", "prismatic", "cylindrical")
-
-
-def frame_joint_components(kind: str) -> tuple[str, ...]:
-    """Reaction component names of a frame joint of `kind`."""
-    pos, rot = FRAME_JOINT_ROWS[kind]
-    return tuple(("Fx", "Fy", "Fz")[k] for k in pos) + tuple(("Mx", "My", "Mz")[k] for k in rot)
-
-
-def local_points(ctx: DeriveContext, specs, which: int, P: Array) -> Array:
-    """Local coordinates on body `which` (0: i, 1: j) of global reference points `P (n, 3)`."""
-    r, R = ctx.pose(specs, which)
-    return jnp.einsum("nji,nj->ni", R, P - r)
-
-
-def local_frames(ctx: DeriveContext, specs, which: int, E: Array) -> Array:
-    """Global reference frames `E (n, 3, 3)` expressed in body `which`."""
-    _, R = ctx.pose(specs, which)
-    return jnp.einsum("nji,njk->nik", R, E)
+from .base import AbstractHolonomic, DeriveContext, local_frames, local_points, unit_wrenches
 
 
 def joint_frames(ctx: DeriveContext, specs) -> Array:
-    """Global joint frames of frame joints: from the axis, or the global axes."""
-    if specs[0].kind in AXIAL_KINDS:
+    """Global joint frames of frame joints: from their axis, or the global axes for
+    joints without one (spherical, weld)."""
+    if "axis" in specs[0].params:
         return jax.vmap(frame_from_axis)(ctx.stack(specs, "axis"))
     return jnp.broadcast_to(jnp.eye(3), (len(specs), 3, 3))
 
@@ -71,39 +44,33 @@ def rotation_lock(Ei: Array, Ej: Array) -> Array:
     return jnp.stack([-dot(Ej[:, 2], Ei[:, 1]), dot(Ej[:, 2], Ei[:, 0]), dot(Ej[:, 0], Ei[:, 1])])
 
 
-class SpatialFrameJoint(AbstractHolonomic):
+class AbstractFrameJoint(AbstractHolonomic):
     """Spherical, revolute, prismatic, cylindrical and weld joints.
 
     They differ only in which rows of the position and orientation lock they
-    keep (`FRAME_JOINT_ROWS`); one group per kind.
+    keep: each final class below declares them (`position_rows`,
+    `rotation_rows`), and its reaction components follow from them.
     """
 
     names: tuple[str, ...] = eqx.field(static=True)
     bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
-    kind: str = eqx.field(static=True)
     s_i: Array
     s_j: Array
     E_i: Array  # joint frame in body i, (n, 3, 3)
     E_j: Array  # the same frame in body j (equal to E_i in the reference configuration)
-
-    @property
-    def components(self) -> tuple[str, ...]:
-        return frame_joint_components(self.kind)
-
-    @classmethod
-    def group_key(cls, spec):
-        return (cls, spec.kind)
+    position_rows: eqx.AbstractClassVar[tuple[int, ...]]
+    rotation_rows: eqx.AbstractClassVar[tuple[int, ...]]
 
     @classmethod
     def derive(cls, specs, ctx):
         P = ctx.stack(specs, "point")
         E = joint_frames(ctx, specs)
-        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs), specs[0].kind,
+        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
                    local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
                    local_frames(ctx, specs, 0, E), local_frames(ctx, specs, 1, E))
 
     def phi(self, qs, t):
-        pos, rot = FRAME_JOINT_ROWS[self.kind]
+        pos, rot = self.position_rows, self.rotation_rows
 
         def one(el, q):
             Ei = rotate(q[0], el.E_i)
@@ -116,10 +83,50 @@ class SpatialFrameJoint(AbstractHolonomic):
         return jax.vmap(one)(self, qs)
 
     def wrenches(self, qs, t):
-        pos, rot = FRAME_JOINT_ROWS[self.kind]
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         E = jax.vmap(rotate)(qs[:, 0], self.E_i)  # current joint frames, (n, 3, 3)
-        return unit_wrenches(P, [(E[:, :, k], None) for k in pos] + [(None, E[:, :, k]) for k in rot])
+        return unit_wrenches(P, [(E[:, :, k], None) for k in self.position_rows]
+                             + [(None, E[:, :, k]) for k in self.rotation_rows])
+
+
+def _frame_components(position_rows, rotation_rows) -> tuple[str, ...]:
+    return (tuple(("Fx", "Fy", "Fz")[k] for k in position_rows)
+            + tuple(("Mx", "My", "Mz")[k] for k in rotation_rows))
+
+
+class SpatialSpherical(AbstractFrameJoint):
+    kind: ClassVar[str] = "spherical"
+    position_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    rotation_rows: ClassVar[tuple[int, ...]] = ()
+    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+
+
+class SpatialRevolute(AbstractFrameJoint):
+    kind: ClassVar[str] = "revolute"
+    position_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    rotation_rows: ClassVar[tuple[int, ...]] = (0, 1)
+    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+
+
+class SpatialPrismatic(AbstractFrameJoint):
+    kind: ClassVar[str] = "prismatic"
+    position_rows: ClassVar[tuple[int, ...]] = (0, 1)
+    rotation_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+
+
+class SpatialCylindrical(AbstractFrameJoint):
+    kind: ClassVar[str] = "cylindrical"
+    position_rows: ClassVar[tuple[int, ...]] = (0, 1)
+    rotation_rows: ClassVar[tuple[int, ...]] = (0, 1)
+    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+
+
+class SpatialWeld(AbstractFrameJoint):
+    kind: ClassVar[str] = "weld"
+    position_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    rotation_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
 
 
 class SpatialUniversal(AbstractHolonomic):

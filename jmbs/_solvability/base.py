@@ -16,12 +16,13 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from .._assembly import constraint_matrix
+from .._formulations.base import check_positive
+from .._linalg import TINY, rank_from_singular_values
 from .._model import Model
 
 # Decimal digits between a value and its tolerance below which a decision is
 # reported as marginal (close to a singular configuration).
 MARGINAL_DECADES = 2.0
-_TINY = 1e-300
 
 
 class Decisions(eqx.Module):
@@ -64,6 +65,11 @@ class AbstractSolvabilityMethod(eqx.Module):
     ctol: eqx.AbstractVar[float]
     name: ClassVar[str]
 
+    def __check_init__(self):
+        # A zero, negative or NaN tolerance decides every rank or criterion the same way.
+        for name in ("rtol", "ctol"):
+            check_positive(type(self).__name__, name, getattr(self, name))
+
     def matrix(self, model: Model, q: Array, t: Array) -> Float[Array, "nc nv"]:
         """The matrix whose transpose maps the unknowns to generalized forces."""
         return constraint_matrix(model, q, t)
@@ -75,7 +81,7 @@ class AbstractSolvabilityMethod(eqx.Module):
 
 def decades(value: Array, tol: float) -> Array:
     """Decimal digits between a non-negative value and a tolerance."""
-    return jnp.abs(jnp.log10(jnp.maximum(value, _TINY) / tol))
+    return jnp.abs(jnp.log10(jnp.maximum(value, TINY) / tol))
 
 
 def rank_from_values(values: Array, rtol: float) -> tuple[Array, Array, Array]:
@@ -83,9 +89,9 @@ def rank_from_values(values: Array, rtol: float) -> tuple[Array, Array, Array]:
 
     Values past the end (when `C` has more rows than columns) count as zero.
     """
-    rel = values / jnp.maximum(values[0], _TINY)
+    rel = values / jnp.maximum(values[0], TINY)
     k = rel.shape[0]
-    rank = jnp.sum(rel > rtol)
+    rank = rank_from_singular_values(values, rtol)
     kept = jnp.where(rank > 0, rel[jnp.maximum(rank - 1, 0)], jnp.inf)
     dropped = jnp.where(rank < k, rel[jnp.minimum(rank, k - 1)], 0.0)
     return rank, rel, jnp.minimum(decades(kept, rtol), decades(dropped, rtol))

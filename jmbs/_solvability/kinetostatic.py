@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from .._kinetostatics import kinetostatic_matrix
+from .._linalg import TINY
 from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
 
 
@@ -32,7 +33,7 @@ class Kinetostatic(AbstractSolvabilityMethod):
         _, s, Vt = jnp.linalg.svd(A, full_matrices=True)
         rank, rel, margin = rank_from_values(s, self.rtol)
         N = Vt.T * columns_from(A.shape[1], rank)[None, :]
-        thresh = self.rtol * jnp.maximum(s[0], 1e-300)
+        thresh = self.rtol * jnp.maximum(s[0], TINY)
         set_rank = jax.vmap(lambda m: jnp.sum(jnp.linalg.svd(A * m[None, :], compute_uv=False)
                                               > thresh))(sets.astype(A.dtype))
         return nullspace_decisions(self, C, N, sets, rank, rel, margin, set_rank)

@@ -5,6 +5,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
+from .._linalg import TINY
 from .base import AbstractSolvabilityMethod, Decisions, decades, rank_from_values
 
 
@@ -32,7 +33,7 @@ class RankComparison(AbstractSolvabilityMethod):
         nc = C.shape[0]
         s = jnp.linalg.svd(C, compute_uv=False)
         rank, rel, rank_margin = rank_from_values(s, self.rtol)
-        thresh = self.rtol * jnp.maximum(s[0], 1e-300)
+        thresh = self.rtol * jnp.maximum(s[0], TINY)
 
         def rank_of(mask):
             sv = jnp.linalg.svd(C * mask[:, None], compute_uv=False)

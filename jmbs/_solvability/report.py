@@ -1,4 +1,4 @@
-"""`jmbs.solvability`: the uniqueness report for one configuration."""
+"""`jmbs.solvability`: the uniqueness report for one configuration (host-side)."""
 
 import json
 from typing import Any
@@ -10,34 +10,13 @@ import numpy as np
 from jaxtyping import Array, Bool
 
 from .._model import Model
+from .analysis import element_sets as element_sets  # re-exported: older imports use this path
+from .analysis import solvability_decisions
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
-from .equilibrate import equilibrate, scale
-from .kinetostatic import Kinetostatic
-from .nullspace import NullSpace
-from .qr import QR
-from .rank import RankComparison
-from .svd import SVD
-
-METHODS: dict[str, type[AbstractSolvabilityMethod]] = {
-    m.name: m for m in (RankComparison, QR, SVD, NullSpace, Kinetostatic)}
-
-
-def resolve_method(method: "str | AbstractSolvabilityMethod") -> AbstractSolvabilityMethod:
-    """A method instance from a name (`"rank" | "qr" | "svd" | "nullspace" | "kinetostatic"`)."""
-    if isinstance(method, AbstractSolvabilityMethod):
-        return method
-    if method not in METHODS:
-        raise ValueError(f"unknown solvability method {method!r}; choose one of "
-                         f"{', '.join(METHODS)} or pass a method instance such as jmbs.QR(rtol=1e-6)")
-    return METHODS[method]()
-
-
-def element_sets(model: Model) -> np.ndarray:
-    """Row masks `(n_elements, nc)` of the elements."""
-    sets = np.zeros((len(model.element_specs), model.nc), bool)
-    for k, (a, b) in enumerate(model.element_rows):
-        sets[k, a:b] = True
-    return sets
+from .equilibrate import scale
+from .registry import DEFAULT_METHOD
+from .registry import METHODS as METHODS
+from .registry import resolve_method as resolve_method
 
 
 def group_set(model: Model, names) -> np.ndarray:
@@ -53,8 +32,13 @@ def group_set(model: Model, names) -> np.ndarray:
     return mask
 
 
-def check_configuration(model: Model, q, what: str = "q") -> np.ndarray:
-    """`q` as a float array of the model's size, finite; otherwise a clear error."""
+def as_configuration(model: Model, q, what: str = "q") -> np.ndarray:
+    """`q` (one configuration or a batch) as a float array of the model's size, finite;
+    otherwise a `ValueError` that names `what`.
+
+    Only the array's shape and values: whether `q` satisfies the constraints is
+    `check_closed`'s question, not this one's.
+    """
     q = np.asarray(q, dtype=float)
     if q.shape[-1:] != (model.nq,):
         raise ValueError(f"{what} has shape {q.shape}, but the model has nq = {model.nq} "
@@ -67,18 +51,32 @@ def check_configuration(model: Model, q, what: str = "q") -> np.ndarray:
     return q
 
 
+def as_time(t, what: str = "t") -> float:
+    """`t` as a finite float; otherwise a `ValueError` that names `what`."""
+    t = np.asarray(t, dtype=float)
+    if t.shape != ():
+        raise ValueError(f"{what} must be one time (a number); got shape {t.shape}")
+    if not np.isfinite(t):
+        raise ValueError(f"{what} must be finite; got {float(t)}")
+    return float(t)
+
+
+# The name the documentation used before `as_configuration` (plotting still imports it).
+check_configuration = as_configuration
+
+
 def analyse(model: Model, method: AbstractSolvabilityMethod, q: Array, t: Array,
             sets: Bool[Array, "s nc"]) -> Decisions:
-    """The whole analysis as one pure function of arrays (jit, vmap as you like):
-    the method's matrix at `(q, t)`, equilibrated, decided."""
-    return method.decide(equilibrate(model, method.matrix(model, q, t)), sets)
+    """Deprecated name of `jmbs.solvability_decisions(model, q, t, method, sets=sets)`."""
+    return solvability_decisions(model, q, t, method, sets=sets)
 
 
 characteristic_lengths = eqx.filter_jit(lambda model: model.characteristic_lengths())
 
 
 @eqx.filter_jit
-def decide(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int, sets: Array) -> Decisions:
+def decisions_from_matrix(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int,
+                          sets: Array) -> Decisions:
     """Jitted decisions for a matrix computed separately, given the bodies'
     characteristic lengths. The matrix is compiled once per model, the
     decisions once per method and size, so trying several methods is cheap."""
@@ -89,11 +87,11 @@ def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
                  sets: np.ndarray) -> Decisions:
     """Host-side: the decisions at one configuration, as NumPy arrays."""
     C = method.matrix(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float))
-    return jax.device_get(decide(method, C, characteristic_lengths(model), model.dim, sets))
+    return jax.device_get(decisions_from_matrix(method, C, characteristic_lengths(model), model.dim, sets))
 
 
 def solvability(model: Model, q=None, t: float = 0.0, *,
-                method: "str | AbstractSolvabilityMethod" = "nullspace") -> "SolvabilityReport":
+                method: "str | AbstractSolvabilityMethod" = DEFAULT_METHOD) -> "SolvabilityReport":
     """Which reactions and driving forces are uniquely determined at one configuration.
 
     **Arguments:**
@@ -106,23 +104,29 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
       `"kinetostatic"`, or a method instance (e.g. `jmbs.QR(rtol=1e-6)`).
       All agree away from singular configurations.
 
-    **Returns:** a `SolvabilityReport` (prints as a table).
+    **Returns:** a `SolvabilityReport` (prints as a table; its `repr` is one line).
+    `jmbs.solvability_decisions` is the same analysis as a traceable function.
 
-    **Raises:** `ValueError` for an unknown method, or a `q` of the wrong size
-    or with NaN.
+    **Raises:** `ValueError` for an unknown method, a `q` of the wrong shape (a
+    batch included) or with NaN, or a `t` that is not one finite number.
     """
     m = resolve_method(method)
     if model.nc == 0:
         raise ValueError("the model has no constraints, so it has no reactions to analyse")
     q_given = q is not None
-    q = check_configuration(model, model.q0 if q is None else q)
+    q = as_configuration(model, model.q0 if q is None else q)
+    if q.ndim != 1:
+        raise ValueError(f"q has shape {q.shape}, but jmbs.solvability analyses one configuration "
+                         f"of shape ({model.nq},); for a batch use jmbs.solvability_sweep")
+    t = as_time(t)
     sets = element_sets(model)
     dec = decisions_at(model, m, q, t, sets)
     ref_rank = int(decisions_at(model, m, model.q0, 0.0, sets).rank) if q_given else None
-    return SolvabilityReport(model, m, q, float(t), dec, ref_rank)
+    return SolvabilityReport(model, m, q, t, dec, ref_rank)
 
 
-def _verdict(unique: bool) -> str:
+def verdict(unique: bool) -> str:
+    """`"U"` for a unique reaction (or component), `"N"` for one that is not."""
     return "U" if unique else "N"
 
 
@@ -154,9 +158,22 @@ class SolvabilityReport:
         self.near_singular = self.rank_margin < MARGINAL_DECADES
 
     # ----- queries -----
+    def _index(self, name: str) -> int:
+        self.model.element(name)  # raises for an unknown name, listing the known ones
+        return self.model.element_names.index(name)
+
     def is_unique(self, name: str) -> bool:
         """Whether the reaction (wrench) of element `name` is unique."""
-        return bool(self.decisions.unique[self.model._element_index(name)])
+        return bool(self.decisions.unique[self._index(name)])
+
+    def verdict(self, name: str) -> str:
+        """`"U"` if the reaction of element `name` is unique, else `"N"` (the papers' notation)."""
+        return verdict(self.is_unique(name))
+
+    def component_verdicts(self, name: str) -> str:
+        """The verdicts of element `name`'s reaction components, e.g. `"Fx:U Fy:N"`."""
+        return " ".join(f"{c}:{verdict(u)}" for c, u in
+                        zip(self.model.element(name).components, self.unique_components(name)))
 
     def unique_components(self, name: str) -> np.ndarray:
         """Whether each reaction component of element `name` is unique, `(m,)` bool."""
@@ -164,13 +181,21 @@ class SolvabilityReport:
 
     def margin(self, name: str) -> float:
         """Decimal digits between element `name`'s criterion and its tolerance."""
-        return float(self.decisions.margin[self.model._element_index(name)])
+        return float(self.decisions.margin[self._index(name)])
 
     def is_unique_group(self, names) -> bool:
         """Whether the resultant reaction of a group of elements is unique (e.g. all
         the joints connecting a platform to the ground)."""
         mask = group_set(self.model, names)
         return bool(decisions_at(self.model, self._method, self.q, self.t, mask[None]).unique[0])
+
+    def null_space(self) -> np.ndarray:
+        """An orthonormal basis `(nc, p)` of the directions in which the unknowns
+        (multipliers, or driving forces and reaction components) are not determined:
+        `null(C^T)` (of `A` for `"kinetostatic"`) at the report's configuration,
+        with the report's rank. Zero columns when the model is not redundant."""
+        M = np.asarray(self._method.matrix(self.model, jnp.asarray(self.q), jnp.asarray(self.t)))
+        return np.linalg.svd(M)[0][:, self.rank:]
 
     # ----- export -----
     def to_dict(self) -> dict[str, Any]:
@@ -207,11 +232,10 @@ class SolvabilityReport:
         rows = []
         for k, spec in enumerate(self.model.element_specs):
             info = self.model.element(spec.name)
-            comps = " ".join(f"{c}:{_verdict(u)}" for c, u in
-                             zip(spec.components, d.component_unique[self.model.rows(spec.name)]))
+            comps = self.component_verdicts(spec.name)
             marginal = "?" if d.margin[k] < MARGINAL_DECADES else ""
             row = [spec.name, spec.kind, "-".join(info.bodies), comps,
-                   _verdict(bool(d.unique[k])) + marginal, f"{d.criterion[k]:.1e}",
+                   verdict(bool(d.unique[k])) + marginal, f"{d.criterion[k]:.1e}",
                    f"{min(float(d.margin[k]), 99):.1f}"]
             rows.append(row + ([f"{int(d.set_rank[k])}/{info.rows[1] - info.rows[0]}"]
                                if show_rank else []))
@@ -236,4 +260,9 @@ class SolvabilityReport:
                          "singular configuration.")
         return "\n".join(lines)
 
-    __repr__ = __str__
+    def __repr__(self) -> str:
+        n_unique = int(np.sum(self.decisions.unique))
+        flag = ", singular" if self.singular else ", near-singular" if self.near_singular else ""
+        return (f"SolvabilityReport(method={self.method!r}, t={self.t:g}, rank={self.rank}, "
+                f"redundancy={self.redundancy}, dof={self.dof}, unique={n_unique}/"
+                f"{len(self.model.element_specs)} elements{flag})")

@@ -1,7 +1,9 @@
-"""Batched solvability: sweeps over configurations, and events along a path."""
+"""Batched solvability: sweeps over configurations, events along a path, and the path
+of a driver's coordinate (host-side)."""
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable
 
 import equinox as eqx
@@ -10,11 +12,14 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._kinematics import assemble
 from .._model import Model
+from .analysis import component_names, element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
 from .qr import QR
-from .report import characteristic_lengths, check_configuration, decisions_at, element_sets, resolve_method
+from .registry import DEFAULT_METHOD, resolve_method
+from .report import as_configuration, characteristic_lengths, decisions_at
 
 DEFAULT_BATCH = 2048
 
@@ -57,7 +62,8 @@ class SolvabilitySweep:
 
     def is_unique(self, name: str) -> np.ndarray:
         """`(batch,)` decisions for element `name`."""
-        return self.unique[:, self.model._element_index(name)]
+        self.model.element(name)  # raises for an unknown name, listing the known ones
+        return self.unique[:, self.element_names.index(name)]
 
     def unique_components(self, name: str) -> np.ndarray:
         """`(batch, m)` decisions for the components of element `name`."""
@@ -68,7 +74,7 @@ class SolvabilitySweep:
         return np.concatenate([self.rank[:, None], self.unique, self.component_unique], axis=1)
 
 
-def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_size: int | None = None,
+def solvability_sweep(model: Model, qs, ts=None, *, method=DEFAULT_METHOD, batch_size: int | None = None,
                       progress: bool | None = None) -> SolvabilitySweep:
     """`jmbs.solvability` for a batch of configurations, jitted and vmapped.
 
@@ -83,17 +89,30 @@ def solvability_sweep(model: Model, qs, ts=None, *, method="nullspace", batch_si
 
     **Returns:** a `SolvabilitySweep`.
 
-    **Raises:** `ValueError` for configurations of the wrong size or with NaN.
+    **Raises:** `ValueError` for configurations of the wrong size, with NaN or none
+    at all, times of the wrong shape or with NaN, or a `batch_size` that is not a
+    positive int.
     """
     m = resolve_method(method)
-    qs = check_configuration(model, qs, "qs")
+    qs = as_configuration(model, qs, "qs")
     if qs.ndim != 2:
         raise ValueError(f"qs must have shape (batch, {model.nq}); got {qs.shape}")
     n = qs.shape[0]
-    ts = np.broadcast_to(np.asarray(0.0 if ts is None else ts, dtype=float), (n,))
+    if n == 0:
+        raise ValueError(f"qs is empty (shape {qs.shape}); pass at least one configuration")
+    ts = np.asarray(0.0 if ts is None else ts, dtype=float)
+    if ts.shape not in ((), (n,)):
+        raise ValueError(f"ts has shape {ts.shape}, but qs has {n} configurations; pass one time "
+                         f"per configuration, shape ({n},), or a scalar")
+    ts = np.broadcast_to(ts, (n,))
     if not np.isfinite(ts).all():
         raise ValueError("ts contains NaN or inf; pass finite times")
-    bs = min(batch_size or DEFAULT_BATCH, max(n, 1))
+    if batch_size is None:
+        batch_size = DEFAULT_BATCH
+    elif isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int (configurations per compiled call); "
+                         f"got {batch_size!r}")
+    bs = min(int(batch_size), n)
     sets = element_sets(model)
     L = characteristic_lengths(model)
     # Methods that analyse the same matrix share its compiled batch code.
@@ -124,10 +143,11 @@ class PathEvent:
     value whose rank decision is within `MARGINAL_DECADES` of its tolerance:
     the path passes a singular configuration closer than the configurations
     are accurate, or the tolerance is too tight to call it). `s_before`/`s_after`
-    bracket it to the requested tolerance; `rank_before`, `rank_at`,
+    bracket it to the requested width `xtol`; `rank_before`, `rank_at`,
     `rank_after` are the ranks there; `elements` names the elements whose
-    reaction decision differs across the event; `rank_margin` is the rank
-    decision's margin at `s` in decimal digits.
+    reaction decision differs across the event, `components` the reaction
+    components (`"element.component"`) whose decision differs; `rank_margin` is
+    the rank decision's margin at `s` in decimal digits.
     """
 
     kind: str
@@ -139,6 +159,24 @@ class PathEvent:
     rank_after: int
     elements: tuple[str, ...]
     rank_margin: float = math.inf
+    components: tuple[str, ...] = ()
+
+    def describe(self, looser_tolerance: str = "a method with rtol=1e-6") -> str:
+        """One line of prose: what happens at the event, e.g. `"singular configuration,
+        rank 12 -> 11 -> 12; reactions that change: O0, B0"`; a near-singular event
+        suggests `looser_tolerance` (how the caller sets a looser rank tolerance)."""
+        if self.kind == "singular":
+            what = (f"singular configuration, rank {self.rank_before} -> {self.rank_at} -> "
+                    f"{self.rank_after}")
+        elif self.kind == "near_singular":
+            what = (f"near-singular configuration: the rank decision is {self.rank_margin:.1f} "
+                    "digits from its tolerance (a singular configuration the grid passes "
+                    f"closely; {looser_tolerance} may show the rank drop)")
+        else:
+            what = f"decisions change, rank {self.rank_before} -> {self.rank_after}"
+        return what + "".join(f"; {label}: {', '.join(names)}" for names, label in
+                              ((self.elements, "reactions that change"),
+                               (self.components, "components")) if names)
 
 
 @dataclasses.dataclass
@@ -150,17 +188,17 @@ class SolvabilityPath:
     events: list[PathEvent]
 
 
-def solvability_path(model: Model, path: Callable, s, *, method="nullspace", tol: float = 1e-10,
-                     progress: bool | None = None) -> SolvabilityPath:
+def solvability_path(model: Model, path: Callable, s, *, method=DEFAULT_METHOD, xtol: float = 1e-10,
+                     progress: bool | None = None, tol: float | None = None) -> SolvabilityPath:
     """Locate where the rank or a uniqueness decision changes along a one-parameter
     path of configurations.
 
     The grid `s` is swept; between neighbours whose decisions differ the change
-    is bisected to `tol` in the path parameter. Isolated singular
+    is bisected to the width `xtol` in the path parameter. Isolated singular
     configurations, which a grid almost never hits, are found from the
     interior local minima of the smallest rank-revealing value (the
     method's `rank_values[r - 1]` at the grid's largest rank `r`): each is
-    refined by golden-section search to `tol` and reported if its rank is
+    refined by golden-section search to `xtol` and reported if its rank is
     lower, or as near-singular if its rank decision is marginal (configurations
     assembled by Newton near a singular one are accurate only to about the
     square root of the assembly tolerance, so the rank may not drop there).
@@ -168,56 +206,71 @@ def solvability_path(model: Model, path: Callable, s, *, method="nullspace", tol
     **Arguments:**
     - `model`: the model.
     - `path`: `s -> q` or `s -> (q, t)`, e.g. a driver's motion followed by
-      `jmbs.assemble`; called on the host.
+      `jmbs.assemble`, or a `jmbs.driver_path`; called on the host.
     - `s`: increasing grid of the path parameter.
     - `method`: as in `jmbs.solvability`.
-    - `tol`: width to which each event is bracketed.
+    - `xtol`: width in `s` to which each event is bracketed.
+    - `progress`: a progress bar over the grid.
+    - `tol`: deprecated name of `xtol`.
 
     **Returns:** a `SolvabilityPath` with `s`, `sweep` and `events`.
+
+    **Raises:** `ValueError` for a grid that is not increasing, or configurations of
+    the wrong size or with NaN.
     """
+    if tol is not None:
+        warnings.warn("solvability_path(tol=...) is deprecated: the bracket width is now "
+                      "called xtol", DeprecationWarning, stacklevel=2)
+        xtol = tol
     m = resolve_method(method)
     s = np.asarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
         raise ValueError("s must be an increasing 1-D grid with at least two points")
     sets = element_sets(model)
+    rows = component_names(model)
 
     def evaluate(x: float):
         out = path(x)
         q, t = out if isinstance(out, tuple) else (out, 0.0)
-        return check_configuration(model, q, f"path({x})"), float(t)
+        return as_configuration(model, q, f"path({x})"), float(t)
 
     points = [evaluate(x) for x in tqdm(s, desc="path", disable=not progress)]
     sweep = solvability_sweep(model, np.stack([p[0] for p in points]), np.array([p[1] for p in points]),
                               method=m, progress=False)
 
-    def decide(x: float) -> Decisions:
+    def probe(x: float) -> Decisions:
+        """The decisions at one point of the path."""
         return decisions_at(model, m, *evaluate(x), sets)
 
     def sig(d: Decisions) -> np.ndarray:
         return np.concatenate([np.atleast_1d(d.rank), d.unique, d.component_unique])
 
-    def changed(d0, d1) -> tuple[str, ...]:
-        return tuple(n for n, a, b in zip(model.element_names, d0.unique, d1.unique) if a != b)
+    def changed(d0: Decisions, d1: Decisions) -> dict:
+        """The elements and the components whose decision differs between `d0` and `d1`."""
+        return {"elements": tuple(n for n, a, b in zip(model.element_names, d0.unique, d1.unique)
+                                  if a != b),
+                "components": tuple(n for n, a, b in zip(rows, d0.component_unique,
+                                                         d1.component_unique) if a != b)}
 
     events = []
     sigs = sweep.signature()
     for k in range(len(s) - 1):
         if (sigs[k] == sigs[k + 1]).all():
             continue
-        a, da, end, dend = s[k], decide(s[k]), s[k + 1], decide(s[k + 1])
+        a, da, end, dend = s[k], probe(s[k]), s[k + 1], probe(s[k + 1])
         # Bisection keeps the left end's decisions on the left; after each located
         # change, go on from its right side until the interval's end is reached.
         while not (sig(da) == sig(dend)).all():
             b, db = end, dend
-            while b - a > tol:
+            while b - a > xtol:
                 mid = 0.5 * (a + b)
-                dm = decide(mid)
+                dm = probe(mid)
                 if (sig(dm) == sig(da)).all():
                     a, da = mid, dm
                 else:
                     b, db = mid, dm
             events.append(PathEvent("change", 0.5 * (a + b), a, b, int(da.rank), int(db.rank),
-                                    int(db.rank), changed(da, db)))
+                                    int(db.rank), **changed(da, db)))
             a, da = b, db
 
     r = int(sweep.rank.max())
@@ -228,17 +281,133 @@ def solvability_path(model: Model, path: Callable, s, *, method="nullspace", tol
                 continue
             if not ((sigs[k - 1] == sigs[k]).all() and (sigs[k] == sigs[k + 1]).all()):
                 continue  # a change between grid points, located above
-            x, d = _golden_minimum(lambda x: float(decide(x).rank_values[r - 1]), s[k - 1], s[k + 1],
-                                   tol)
-            dx = decide(x)
+            x, d = _golden_minimum(lambda x: float(probe(x).rank_values[r - 1]), s[k - 1], s[k + 1],
+                                   xtol)
+            dx = probe(x)
             lower, marginal = int(dx.rank) < int(sweep.rank[k]), float(dx.rank_margin) < MARGINAL_DECADES
             if lower or marginal:
-                d0 = decide(s[k])
+                d0 = probe(s[k])
                 events.append(PathEvent("singular" if lower else "near_singular", x, x - d, x + d,
                                         int(sweep.rank[k]), int(dx.rank), int(sweep.rank[k]),
-                                        changed(d0, dx), float(dx.rank_margin)))
+                                        rank_margin=float(dx.rank_margin), **changed(d0, dx)))
     events.sort(key=lambda e: e.s)
     return SolvabilityPath(s, sweep, events)
+
+
+# Assembly tolerance of the configurations along a driver path. Near a singular
+# configuration an assembled q is accurate only to about the square root of the
+# tolerance, so a looser one would hide rank drops that 1e-14 shows (with a rank
+# tolerance of 1e-6).
+DRIVER_PATH_TOL = 1e-14
+# At most this many continuation steps from the reference configuration (s = 0) to
+# the start of the grid.
+RAMP_STEPS = 100
+
+
+def driver_names(model: Model) -> list[str]:
+    """The names of the model's drivers, in element order."""
+    return [s.name for s in model.element_specs if s.kind == "driver"]
+
+
+def assemble_along(model: Model, ts, q=None, *, what: str = "t", tol: float = DRIVER_PATH_TOL,
+                   max_steps: int = 100, progress: bool = False) -> np.ndarray:
+    """Configurations `(len(ts), nq)` by continuation: each assembled (`jmbs.assemble`)
+    at its time from the previous one, the first from `q` (default `model.q0`).
+    With position freedom left besides the drivers (a mobile robot's platform), each
+    is the nearest to the previous one.
+
+    **Raises:** `RuntimeError` naming `what` and the time where assembly did not
+    converge.
+    """
+    q, qs = model.q0 if q is None else q, []
+    for t in tqdm(ts, desc="assembly", unit="configuration", delay=1.0, leave=False,
+                  disable=not progress):
+        res = assemble(model, q, float(t), tol=tol, max_steps=max_steps, throw=False,
+                       full_output=True)
+        if not bool(res.converged):
+            raise RuntimeError(f"assembly did not converge at {what} = {float(t):.6g} (max |Phi| = "
+                               f"{float(res.residual):.2g}): the mechanism may not reach it (a dead "
+                               "centre, the end of its range), or the step from the previous "
+                               "configuration is too large")
+        q = np.asarray(res.q)
+        qs.append(q)
+    return np.array(qs).reshape(len(qs), model.nq)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DriverPath:
+    """The configurations along one driver's coordinate: a path for
+    `jmbs.solvability_path` (`path(x) -> (q, x)`).
+
+    - `model`: the model whose time is the swept coordinate (the driver `driver`
+      follows `f(t) = t`, the other drivers hold 0, their reference value);
+      analyse the path's configurations with it.
+    - `driver`, `unit` (`"rad"` or `"m"`).
+    - `s`, `qs`: the grid and its configurations `(len(s), nq)`.
+    """
+
+    model: Model
+    driver: str
+    unit: str
+    s: np.ndarray
+    qs: np.ndarray
+
+    def __call__(self, x: float) -> tuple[np.ndarray, float]:
+        """The configuration at driver coordinate `x` (a grid point's, or assembled from
+        the nearest grid point's) and its time `x`."""
+        k = int(np.argmin(np.abs(self.s - x)))
+        if x == self.s[k]:
+            return self.qs[k], x
+        return assemble_along(self.model, [x], self.qs[k], what=self.driver)[0], x
+
+
+def _hold(t):
+    return 0.0 * t
+
+
+def _follow(t):
+    return t
+
+
+def driver_path(model: Model, driver: str, s, *, progress: bool = False) -> DriverPath:
+    """Move one driver's coordinate over the grid `s`, the other drivers holding their
+    reference values, and assemble each configuration from the previous one.
+
+    Time becomes the swept coordinate (see `DriverPath.model`). The first
+    configuration is reached from the reference configuration (`s = 0`) by at most
+    `RAMP_STEPS` continuation steps; position freedom left besides the drivers
+    follows the nearest configuration; velocity constraints (knife edges) do not
+    restrict positions.
+
+    **Arguments:**
+    - `model`: a model with drivers.
+    - `driver`: the name of the driver to move.
+    - `s`: increasing grid of its coordinate (rad for an angle, m for a slide).
+    - `progress`: a progress bar over the assembly.
+
+    **Returns:** a `DriverPath`; `jmbs.solvability_path(p.model, p, s)` locates the
+    events along it.
+
+    **Raises:** `ValueError` for a model without drivers, an unknown driver or a
+    grid that is not increasing; `RuntimeError` where assembly fails.
+    """
+    drivers = driver_names(model)
+    if not drivers:
+        raise ValueError("the model has no drivers: a driver path moves a driver's coordinate; "
+                         "add a driver, or analyse single configurations")
+    if driver not in drivers:
+        raise ValueError(f"unknown driver {driver!r}; the model's drivers are {', '.join(drivers)}")
+    s = np.asarray(s, dtype=float)
+    if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
+        raise ValueError("s must be an increasing 1-D grid with at least two points")
+    # Module-level motions: models swept along the same driver are equal, so they
+    # share compiled code.
+    swept = model.with_motions({d: _hold for d in drivers} | {driver: _follow})
+    unit = "rad" if model.element(driver).components == ("M",) else "m"
+    n_ramp = min(RAMP_STEPS, math.ceil(abs(s[0]) / (s[1] - s[0])))
+    ramp = np.linspace(0.0, s[0], n_ramp + 1)[:-1]
+    qs = assemble_along(swept, np.concatenate([ramp, s]), what=driver, progress=progress)
+    return DriverPath(swept, driver, unit, s, qs[len(ramp):])
 
 
 def _golden_minimum(f: Callable[[float], float], a: float, b: float, tol: float) -> tuple[float, float]:

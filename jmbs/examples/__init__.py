@@ -1,10 +1,10 @@
 """Bundled example mechanisms (the papers' and the IFToMM benchmark problems).
 
 Each function returns a built `Model` in its reference configuration; `ALL`
-maps a name to each builder that takes no required argument.
+maps a name to each builder that takes no required argument. The papers'
+published results and the samplers of their mechanisms are in `jmbs.reproduce`.
 """
 
-from . import papers as papers
 from .basic import BRICARD_AXES as BRICARD_AXES
 from .basic import BRICARD_POINTS as BRICARD_POINTS
 from .basic import bricard as bricard
@@ -14,6 +14,7 @@ from .basic import frame_x_along as frame_x_along
 from .basic import n_four_bar as n_four_bar
 from .basic import parallelogram as parallelogram
 from .basic import pendulum as pendulum
+from .basic import planar_rod as planar_rod
 from .basic import slider_crank as slider_crank
 from .basic import slider_crank_position as slider_crank_position
 from .basic import spatial_four_bar as spatial_four_bar
@@ -25,7 +26,6 @@ from .mobile_robot import mobile_robot_configuration as mobile_robot_configurati
 from .mobile_robot import mobile_robot_configurations as mobile_robot_configurations
 from .mobile_robot import steering_manoeuvre as steering_manoeuvre
 from .mobile_robot import steering_range as steering_range
-from .sampling import random_configurations as random_configurations
 from .spatial_parallelogram import spatial_parallelogram as spatial_parallelogram
 
 ALL = {
@@ -36,8 +36,8 @@ ALL = {
     "n_four_bar": n_four_bar,
     "spatial_four_bar": spatial_four_bar,
     "bricard": bricard,
-    # The papers' mechanisms (REFERENCES.md); their uniqueness results come with
-    # the solvability analysis.
+    # The papers' mechanisms (docs/papers/); their published results are in
+    # jmbs.reproduce.papers.
     "mobile_robot": mobile_robot,
     "gripper": gripper,
     "gripper_torque": lambda: gripper("torque"),

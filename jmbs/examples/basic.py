@@ -5,12 +5,13 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from .._model import Model, ModelBuilder
+from .._model import Model
+from .._model.builder import ModelBuilder
 
 G = 9.81
 
 
-def _rod2(b: ModelBuilder, name: str, p, q, mass: float = 1.0):
+def planar_rod(b: ModelBuilder, name: str, p, q, mass: float = 1.0):
     """Uniform planar rod from point `p` to `q` (slender: `J = m L^2 / 12`)."""
     p, q = np.asarray(p, float), np.asarray(q, float)
     d = q - p
@@ -50,8 +51,8 @@ def slider_crank(crank: float = 0.5, rod: float = 1.5, theta: float = math.pi / 
     b = ModelBuilder(dim=2, gravity=(0.0, -G))
     A = crank * np.array([math.cos(theta), math.sin(theta)])
     B = np.array([A[0] + math.sqrt(rod**2 - A[1] ** 2), 0.0])
-    c = _rod2(b, "crank", (0, 0), A)
-    r = _rod2(b, "rod", A, B)
+    c = planar_rod(b, "crank", (0, 0), A)
+    r = planar_rod(b, "rod", A, B)
     s = b.add_body("slider", mass=1.0, inertia=0.01, position=B)
     b.add_revolute("O", b.ground, c, point=(0.0, 0.0))
     b.add_revolute("A", c, r, point=A)
@@ -89,9 +90,9 @@ def four_bar(theta: float = math.pi / 3, a: float = 1.0, b: float = 2.5, c: floa
     bld = ModelBuilder(dim=2, gravity=(0.0, -G))
     A, B = four_bar_points(theta, a, b, c, d)
     O4 = (d, 0.0)
-    crank = _rod2(bld, "crank", (0, 0), A)
-    coupler = _rod2(bld, "coupler", A, B)
-    rocker = _rod2(bld, "rocker", O4, B)
+    crank = planar_rod(bld, "crank", (0, 0), A)
+    coupler = planar_rod(bld, "coupler", A, B)
+    rocker = planar_rod(bld, "rocker", O4, B)
     bld.add_revolute("O2", bld.ground, crank, point=(0.0, 0.0))
     bld.add_revolute("A", crank, coupler, point=A)
     bld.add_revolute("B", coupler, rocker, point=B)
@@ -123,8 +124,8 @@ def parallelogram() -> Model:
     """Planar parallelogram with a third crank (p = 1): three vertical 1 m cranks
     pinned at x = 0, 1, 2 and one 2 m coupler pinned to all three tops."""
     b = ModelBuilder(dim=2, gravity=(0.0, -G))
-    cranks = [_rod2(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
-    coupler = _rod2(b, "coupler", (0, 1), (2, 1), mass=2.0)
+    cranks = [planar_rod(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
+    coupler = planar_rod(b, "coupler", (0, 1), (2, 1), mass=2.0)
     for k, c in enumerate(cranks):
         b.add_revolute(f"O{k}", b.ground, c, point=(k, 0.0))
         b.add_revolute(f"B{k}", c, coupler, point=(k, 1.0))

@@ -22,7 +22,8 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from .._model import Model, ModelBuilder
+from .._model import Model
+from .._model.builder import ModelBuilder
 
 G = 9.81
 

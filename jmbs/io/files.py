@@ -12,7 +12,10 @@ import pydantic
 import yaml
 
 from .._expression import Expression
-from .._model import GROUND, Model, ModelBuilder, check_closed
+from .._joints.base import ConstraintSpec, DriverSpec
+from .._joints.registry import ELEMENT_TYPES
+from .._model import GROUND, Model
+from .._model.builder import ModelBuilder, check_closed
 from .schema import ModelFile
 
 BUNDLED = "jmbs.models"
@@ -37,6 +40,8 @@ def bundled_models() -> tuple[str, ...]:
 def _source(source) -> tuple[str, str]:
     """(text, label) of a bundled name or a path."""
     path = Path(source)
+    if path.is_dir():
+        raise ModelFileError(f"{source}: is a directory; pass a model file (.yaml) or a bundled name")
     if path.is_file():
         return path.read_text(), str(path)
     name = str(source)
@@ -169,7 +174,10 @@ def _build(spec: ModelFile, root, label: str) -> Model:
     def fail(loc: tuple, message: str):
         raise ModelFileError(f"{label}:{_line(root, loc)}: {'.'.join(loc)}: {message}") from None
 
-    b = ModelBuilder(dim=spec.dim, gravity=spec.gravity)
+    try:
+        b = ModelBuilder(dim=spec.dim, gravity=spec.gravity)
+    except ValueError as e:
+        fail(("gravity",), str(e))
     for name, body in spec.bodies.items():
         try:
             b.add_body(name, **body.model_dump(exclude_none=True))
@@ -178,26 +186,29 @@ def _build(spec: ModelFile, root, label: str) -> Model:
     for name, el in spec.elements.items():
         kw = el.model_dump(exclude_none=True, exclude={"type"})
         try:
-            if el.type == "driver":
+            family = _FAMILIES[el.type]
+            if family == "driver":
                 motion = kw.pop("motion")
                 motion = _import(motion) if _is_reference(motion) else motion
                 b.add_driver(name, motion=motion, params=kw.pop("params") or None, **kw)
-            elif el.type == "constraint":
+            elif family == "constraint":
                 for key in ("holonomic", "pfaffian"):
                     if key in kw:
                         kw[key] = _import(kw[key])
                 b.add_constraint(name, params=kw.pop("params") or None, **kw)
-            elif el.type == "knife_edge":
-                b.add_knife_edge(name, **kw)
             else:
-                i, j = kw.pop("bodies")
-                getattr(b, f"add_{el.type}")(name, i, j, **kw)
+                bodies = (GROUND, kw.pop("body")) if "body" in kw else kw.pop("bodies")
+                b.add_joint(el.type, name, *bodies, **kw)
         except ValueError as e:
             fail(("elements", name), str(e))
     initial = spec.initial
     try:
         model = b.build(check=initial is None or initial.q is None)
     except ValueError as e:
+        # A reference configuration that does not close names its worst element: point at it.
+        worst = re.search(r"violates element '([^']+)'", str(e))
+        if worst and worst.group(1) in spec.elements:
+            fail(("elements", worst.group(1)), str(e))
         raise ModelFileError(f"{label}: {e}") from None
     if initial is not None:
         for key, n in (("q", model.nq), ("v", model.nv)):
@@ -213,6 +224,10 @@ def _build(spec: ModelFile, root, label: str) -> Model:
             except ValueError as e:
                 fail(("initial", "q"), str(e))
     return model
+
+
+# The family of each `type:` of the files (several kinds may share one, e.g. `constraint`).
+_FAMILIES = {t.file_type: t.family for t in ELEMENT_TYPES.values()}
 
 
 def _is_reference(text: str) -> bool:
@@ -236,11 +251,10 @@ def _import(reference: str):
 # Saving
 # ----------------------------------------------------------------------------------
 
+# Units of the bodies' values and gravity (a joint's geometry has its unit in the element table).
 _UNITS = {"mass": "kg", "inertia": "kg m^2", "position": "m", "angle": "rad",
           "rotation": "body -> global", "quaternion": "w, x, y, z", "velocity": "m/s",
-          "angular_velocity": "rad/s", "point": "m", "point_i": "m", "point_j": "m",
-          "length": "m", "gravity": "m/s^2"}
-_KINDS = {"holonomic": "constraint", "pfaffian": "constraint"}
+          "angular_velocity": "rad/s", "gravity": "m/s^2"}
 
 
 def save(model: Model, path: "str | Path", *, description: str | None = None) -> Path:
@@ -274,7 +288,7 @@ def dumps(model: Model, *, description: str | None = None) -> str:
            "# coordinates in the reference configuration. Format: docs/model-files.md", "jmbs: 1"]
     if description:
         out.append(f"description: {_flow(description)}")
-    out += [f"dim: {model.dim}", _field("gravity", p["gravity"], 0), "bodies:"]
+    out += [f"dim: {model.dim}", _field("gravity", p["gravity"], 0, _UNITS["gravity"]), "bodies:"]
     for body in model.body_specs:
         out.append(f"  {_flow(body.name)}:")
         for key in ("mass", "inertia", "position", body.orientation, "velocity",
@@ -282,31 +296,32 @@ def dumps(model: Model, *, description: str | None = None) -> str:
             value = p[f"{body.name}.{key}"]
             if key in ("velocity", "angular_velocity") and not np.any(value):
                 continue
-            out.append(_field(key, value, 4))
+            out.append(_field(key, value, 4, _UNITS[key]))
     names = model.body_names + (GROUND,)
     out.append("elements:" if model.element_specs else "elements: {}")
     for spec in model.element_specs:
+        etype = ELEMENT_TYPES[spec.kind]
         out.append(f"  {_flow(spec.name)}:")
-        out.append(f"    type: {_KINDS.get(spec.kind, spec.kind)}")
+        out.append(f"    type: {etype.file_type}")
         bodies = [names[i] for i in spec.bodies]
-        if spec.kind == "knife_edge":
-            out.append(f"    body: {_flow(bodies[1])}")
-        elif spec.kind != "driver":
+        if isinstance(spec, DriverSpec):
+            unit = "rad" if spec.coordinate == "angle" else "m"
+            out.append(f"    joint: {_flow(spec.joint)}")
+            out.append(f"    coordinate: {spec.coordinate}")
+            out += _function("motion", spec.motion, spec.name, f"{unit}, t in s")
+        elif isinstance(spec, ConstraintSpec):
             out.append(f"    bodies: {_flow(bodies)}")
-        if spec.kind == "driver":
-            unit = "rad" if spec.option("coordinate") == "angle" else "m"
-            out.append(f"    joint: {_flow(spec.option('joint'))}")
-            out.append(f"    coordinate: {spec.option('coordinate')}")
-            out += _function("motion", spec.option("motion"), spec.name, f"{unit}, t in s")
-        elif spec.kind in _KINDS:
-            out += _function(spec.kind, spec.option("fn"), spec.name, None)
+            out += _function(spec.kind, spec.fn, spec.name, None)
             out.append(f"    components: {_flow(list(spec.components))}")
-        own = spec.option("param_keys", None)
-        if own is None:  # a joint: its geometry
-            out += [_field(k, p[f"{spec.name}.{k}"], 4) for k in spec.params]
-        elif own:
+        else:  # a joint: its bodies and geometry
+            out.append(f"    body: {_flow(bodies[1])}" if etype.bodies == 1 else
+                       f"    bodies: {_flow(bodies)}")
+            units = {g.name: g.unit for g in etype.geometry}
+            out += [_field(k, p[f"{spec.name}.{k}"], 4, unit=units[k]) for k in spec.params]
+        own = spec.param_keys if isinstance(spec, DriverSpec | ConstraintSpec) else ()
+        if own:
             out.append("    params:")
-            out += [_field(k, p[f"{spec.name}.{k}"], 6, unit=False) for k in own]
+            out += [_field(k, p[f"{spec.name}.{k}"], 6) for k in own]
     q_ref, v_ref = (np.asarray(x) for x in (model.with_params({}).q0, model.with_params({}).v0))
     q0, v0 = np.asarray(model.q0), np.asarray(model.v0)
     if not (np.array_equal(q0, q_ref) and np.array_equal(v0, v_ref)):
@@ -324,9 +339,10 @@ def _flow(value) -> str:
     return text.removesuffix("\n...\n").strip()
 
 
-def _field(key: str, value, indent: int, unit: bool = True) -> str:
+def _field(key: str, value, indent: int, unit: str | None = None) -> str:
+    """`key: value`, with the unit (if any) as a comment."""
     value = np.asarray(value, dtype=float).tolist()
-    comment = f"  # {_UNITS[key]}" if unit and key in _UNITS else ""
+    comment = f"  # {unit}" if unit else ""
     return f"{' ' * indent}{key}: {_flow(value)}{comment}"
 
 

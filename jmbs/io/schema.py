@@ -7,9 +7,11 @@ configuration, exactly as to `jmbs.ModelBuilder`. `ModelFile.model_json_schema()
 gives the JSON Schema (for editors that validate YAML).
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict, create_model
+
+from .._joints.registry import ELEMENT_TYPES, ElementType
 
 # Numbers must be numbers in the file: "1.0" in quotes is an error, not a float.
 Number = Annotated[float, Strict()]
@@ -42,63 +44,6 @@ Pair = tuple[str, str]
 _BODIES = "the two bodies joined (names, or ground), body i first"
 
 
-class Revolute(_Entry):
-    type: Literal["revolute"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector = Field(description="m")
-    axis: Vector | None = Field(None, description="spatial only: the joint axis")
-
-
-class Prismatic(_Entry):
-    type: Literal["prismatic"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector = Field(description="m")
-    axis: Vector = Field(description="sliding direction, fixed in body i")
-
-
-class Weld(_Entry):
-    type: Literal["weld"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector | None = Field(None, description="m, where the reaction is reported "
-                                                   "(default body j's centre of mass)")
-
-
-class KnifeEdge(_Entry):
-    type: Literal["knife_edge"]
-    body: str
-    point: Vector = Field(description="m, the contact point")
-    direction: Vector = Field(description="the rolling direction (no velocity across it)")
-
-
-class Spherical(_Entry):
-    type: Literal["spherical"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector = Field(description="m")
-
-
-class Cylindrical(_Entry):
-    type: Literal["cylindrical"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector = Field(description="m")
-    axis: Vector
-
-
-class Universal(_Entry):
-    type: Literal["universal"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector = Field(description="m")
-    axes: Matrix = Field(description="two perpendicular axes: the first fixed in body i, "
-                                     "the second in body j")
-
-
-class Distance(_Entry):
-    type: Literal["distance"]
-    bodies: Pair = Field(description=_BODIES)
-    point_i: Vector = Field(description="m, on body i")
-    point_j: Vector = Field(description="m, on body j")
-    length: Number | None = Field(None, gt=0, description="m (default: the reference distance)")
-
-
 class Driver(_Entry):
     type: Literal["driver"]
     joint: str = Field(description="the driven joint (revolute, prismatic, cylindrical)")
@@ -121,8 +66,37 @@ class Constraint(_Entry):
     params: dict[str, Param] = Field(default_factory=dict)
 
 
-Element = Annotated[Revolute | Prismatic | Weld | KnifeEdge | Spherical | Cylindrical | Universal
-                    | Distance | Driver | Constraint, Field(discriminator="type")]
+def _joint_entry(t: ElementType) -> type[_Entry]:
+    """The entry of a joint kind, from its geometry in the element table."""
+    fields: dict = {"type": (Literal[t.kind], ...)}
+    if t.bodies == 1:
+        fields["body"] = (str, ...)
+    else:
+        fields["bodies"] = (Pair, Field(description=_BODIES))
+    for g in t.geometry:
+        annotation = {"length": Number, "axes": Matrix}.get(g.value, Vector)
+        # Required only where every dimension of the kind needs it.
+        required = not g.optional and set(t.classes) <= set(g.dims)
+        extra = {"gt": 0} if g.value == "length" else {}
+        fields[g.name] = ((annotation, Field(description=g.description, **extra)) if required
+                          else (annotation | None, Field(None, description=g.description, **extra)))
+    name = "".join(part.capitalize() for part in t.kind.split("_"))
+    return create_model(name, __base__=_Entry, __module__=__name__, **fields)
+
+
+def _entries() -> dict[str, type[_Entry]]:
+    """One entry per `type:`, in the order of the element table: the joints' made from
+    their geometry, the other families' written above."""
+    families = {"driver": Driver, "constraint": Constraint}
+    out: dict[str, type[_Entry]] = {}
+    for t in ELEMENT_TYPES.values():
+        if t.file_type not in out:
+            out[t.file_type] = _joint_entry(t) if t.family == "joint" else families[t.family]
+    return out
+
+
+ENTRIES = _entries()
+Element = Annotated[Union[tuple(ENTRIES.values())], Field(discriminator="type")]  # noqa: UP007
 
 
 class Initial(_Entry):

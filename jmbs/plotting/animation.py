@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib import animation
 
 from .._model import Model
-from .._solvability.report import SolvabilityReport, check_configuration
+from .._solvability.report import SolvabilityReport, as_configuration
 from .._solvability.sweep import solvability_sweep
 from .base import Layout, state
 from .mechanism import add_legend, axes_for, draw, set_limits
@@ -54,7 +54,7 @@ def animate(model: Model, solution, path, *, fps: int = 20, report: SolvabilityR
         raise ValueError(f"every must be a positive integer; got {every}")
     if report is not None and report.model.element_names != model.element_names:
         raise ValueError("report belongs to another model; pass jmbs.solvability(model, q)")
-    qs = check_configuration(model, solution.q, "solution.q")[::every]
+    qs = as_configuration(model, solution.q, "solution.q")[::every]
     ts = np.asarray(solution.ts, dtype=float)[::every]
     if qs.ndim != 2:
         raise ValueError(f"solution.q must be (T, {model.nq}), one run; got shape {qs.shape}")

@@ -10,6 +10,8 @@ import dataclasses
 
 import numpy as np
 
+from .._bodies import reference_q
+from .._joints.registry import ELEMENT_TYPES
 from .._model import Model
 
 # Dark2 (colour-blind safe): green for a unique reaction, orange for a non-unique one.
@@ -21,13 +23,6 @@ INK = "0.15"
 STATES = ("unique", "partial", "nonunique")
 STATE_LABELS = {"unique": "unique reaction", "partial": "partly unique (some components)",
                 "nonunique": "not unique"}
-MARKERS = {"revolute": "o", "spherical": "o", "universal": "o", "distance": "o", "prismatic": "s",
-           "cylindrical": "s", "weld": "X", "knife_edge": "p", "driver": "D", "holonomic": "*",
-           "pfaffian": "*"}
-KIND_LABELS = {"revolute": "revolute", "spherical": "spherical", "universal": "universal",
-               "distance": "distance", "prismatic": "prismatic", "cylindrical": "cylindrical",
-               "weld": "weld", "knife_edge": "knife edge", "driver": "driver",
-               "holonomic": "user constraint", "pfaffian": "user constraint"}
 
 
 def state(unique: bool, components) -> str:
@@ -42,7 +37,8 @@ def marker_style(kind: str, state_: str) -> dict:
     """Keyword arguments of `Axes.plot` for one element marker: the shape says the
     kind, the fill the uniqueness (a partly unique reaction is half green, half orange)."""
     face = {"unique": UNIQUE, "partial": UNIQUE, "nonunique": NONUNIQUE}[state_]
-    style = {"marker": MARKERS[kind], "markersize": 7.0 if kind == "driver" else 9.0,
+    etype = ELEMENT_TYPES[kind]
+    style = {"marker": etype.marker, "markersize": 7.0 if etype.family == "driver" else 9.0,
              "markerfacecolor": face, "markeredgecolor": INK, "markeredgewidth": 1.0,
              "linestyle": "none"}
     if state_ == "partial":
@@ -108,7 +104,8 @@ class Layout:
     **Arguments:**
     - `model`: the model.
 
-    Attributes: `dim`, `kinds` (element name -> kind), `body_names`, `scale`
+    Attributes: `dim`, `kinds` (element name -> kind), `wheels` (the names of
+    the elements whose direction is a rolling direction), `body_names`, `scale`
     (the size of the mechanism at its reference configuration, for symbol
     sizes), `down`, `side`, `up` (unit vectors: gravity, or `-y` / `-z`
     without gravity, and two directions across it used to place symbols).
@@ -117,6 +114,7 @@ class Layout:
     def __init__(self, model: Model):
         self.dim, self.body_names = model.dim, model.body_names
         self.kinds = {s.name: s.kind for s in model.element_specs}
+        self.wheels: set[str] = set()
         params = {k: np.asarray(v, dtype=float) for k, v in model.params().items()}
         nb = model.n_bodies
         r0, R0 = _reference_poses(model, params)
@@ -144,33 +142,34 @@ class Layout:
 
         elements: dict[str, _Element] = {}
         for spec in model.element_specs:
-            name, kind, (i, j) = spec.name, spec.kind, (spec.bodies[0], spec.bodies[-1])
+            name, etype, (i, j) = spec.name, ELEMENT_TYPES[spec.kind], (spec.bodies[0], spec.bodies[-1])
+            body = {"i": i, "j": j}
+            geometry = [g for g in etype.geometry if g.name in spec.params]
+            points = [g for g in geometry if g.value == "point"]
             ground_point, direction, rod = None, None, False
-            if kind == "driver":
-                joint = elements[spec.option("joint")]
-                anchors, attached = joint.anchors, ()
-            elif "point" in spec.params:
-                p = params[f"{name}.point"]
+            if etype.family == "driver":
+                anchors, attached = elements[spec.joint].anchors, ()
+            elif points and points[0].on == "both":  # a joint point, drawn on body j
+                p = params[f"{name}.{points[0].name}"]
                 anchors = ((j, local(j, p)),)
-                if kind == "knife_edge":
-                    attached = anchors
-                    e = params[f"{name}.direction"]
-                    direction = (j, R0[j].T @ (e / np.linalg.norm(e)))
-                else:
-                    attached = ((i, local(i, p)), (j, local(j, p)))
-                    ground_point = grounded(p, i, j)
-                    if f"{name}.axis" in params and (self.dim == 3 or kind == "prismatic"):
-                        a = params[f"{name}.axis"]
-                        direction = (i, R0[i].T @ (a / np.linalg.norm(a)))
-            elif kind == "distance":
-                pi, pj = params[f"{name}.point_i"], params[f"{name}.point_j"]
-                anchors = attached = ((i, local(i, pi)), (j, local(j, pj)))
-                ground_point = grounded(pi if i == ground else pj, i, j)
-                rod = True
-            else:  # a user constraint has no point: draw it between its bodies
+                attached = ((i, local(i, p)), (j, local(j, p)))
+                ground_point = grounded(p, i, j)
+            elif points:  # points on one body each; two of them: a rod
+                at = [(body[g.on], params[f"{name}.{g.name}"]) for g in points]
+                anchors = attached = tuple((b, local(b, p)) for b, p in at)
+                on_ground = [p for b, p in at if b == ground]
+                ground_point = grounded(on_ground[0], i, j) if on_ground else None
+                rod = len(at) == 2
+            else:  # no point (a user constraint): draw it between its bodies
                 anchors = tuple((b, np.zeros(self.dim)) for b in spec.bodies if b != ground)
                 attached = ()
-            elements[name] = _Element(name, kind, anchors, attached, ground_point, direction, rod)
+            for g in geometry:
+                if g.value in ("axis", "direction") and self.dim in g.dims:
+                    e = params[f"{name}.{g.name}"]
+                    direction = (body[g.on], R0[body[g.on]].T @ (e / np.linalg.norm(e)))
+                    if g.value == "direction":
+                        self.wheels.add(name)
+            elements[name] = _Element(name, spec.kind, anchors, attached, ground_point, direction, rod)
         self._elements = elements
         self._nb = nb
 
@@ -216,7 +215,7 @@ class Layout:
         others are fanned out around the outward direction."""
         tol = 1e-6 * self.scale
         clusters: list[list[str]] = []
-        for name in sorted(points, key=lambda n: self.kinds[n] == "driver"):
+        for name in sorted(points, key=lambda n: ELEMENT_TYPES[self.kinds[n]].family == "driver"):
             home = next((c for c in clusters if np.linalg.norm(points[c[0]] - points[name]) < tol), None)
             if home is None:
                 clusters.append([name])
@@ -299,14 +298,10 @@ def _poses(dim: int, q: np.ndarray, nb: int):
 def _reference_poses(model: Model, params: dict):
     """The bodies' poses in which the element points were given (their reference poses
     from the parameters, which `build(assemble=True)` leaves unchanged), ground last."""
-    specs = model.body_specs
-    r0 = np.stack([params[f"{b.name}.position"] for b in specs])
-    if model.dim == 2:
-        R0 = _rotation(2, np.array([params[f"{b.name}.angle"] for b in specs]))
-    else:
-        R0 = np.stack([params[f"{b.name}.rotation"] if b.orientation == "rotation"
-                       else _rotation(3, params[f"{b.name}.quaternion"][None])[0] for b in specs])
-    return _with_ground(model.dim, r0, R0)
+    q = np.concatenate([np.asarray(reference_q(params[f"{b.name}.position"],
+                                               params[f"{b.name}.{b.orientation}"], b.orientation))
+                        for b in model.body_specs])
+    return _poses(model.dim, q, model.n_bodies)
 
 
 def _outline(points: np.ndarray, centre: np.ndarray, tol: float) -> np.ndarray:

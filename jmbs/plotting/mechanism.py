@@ -8,13 +8,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Polygon
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
+from .._joints.registry import ELEMENT_TYPES
 from .._model import Model
 from .._solvability.report import SolvabilityReport, check_configuration, solvability
 from .base import (
     BODY,
     INK,
-    KIND_LABELS,
-    MARKERS,
     STATE_LABELS,
     STATES,
     Layout,
@@ -133,7 +132,7 @@ def draw(ax: Axes, layout: Layout, scene: Scene, states: dict[str, str], labels:
         ax.plot(*P.T, color=INK, lw=1.5, zorder=2)
     for name, u in scene.directions.items():
         p = scene.points[name]
-        if layout.kinds[name] == "knife_edge":
+        if name in layout.wheels:
             ends = np.stack([p - WHEEL * s * u, p + WHEEL * s * u])
             ax.plot(*ends.T, color=INK, lw=5, solid_capstyle="round", zorder=2)
         else:
@@ -151,7 +150,7 @@ def draw(ax: Axes, layout: Layout, scene: Scene, states: dict[str, str], labels:
         if labels:
             d = scene.label_directions[name]
             # a knife edge's label clears its wheel
-            clear = WHEEL * s * abs(d @ scene.directions[name]) if layout.kinds[name] == "knife_edge" else 0.0
+            clear = WHEEL * s * abs(d @ scene.directions[name]) if name in layout.wheels else 0.0
             _label(ax, layout, m + clear * d, d, name)
 
 
@@ -205,9 +204,10 @@ def add_legend(ax: Axes, layout: Layout) -> None:
     handles = [Line2D([], [], **marker_style("revolute", st), label=STATE_LABELS[st]) for st in STATES]
     shapes: dict[str, list[str]] = {}  # marker -> the kinds drawn with it
     for kind in layout.kinds.values():
-        names = shapes.setdefault(MARKERS[kind], [])
-        if KIND_LABELS[kind] not in names:
-            names.append(KIND_LABELS[kind])
+        etype = ELEMENT_TYPES[kind]
+        names = shapes.setdefault(etype.marker, [])
+        if etype.label not in names:
+            names.append(etype.label)
     if len(shapes) > 1:
         handles += [Line2D([], [], marker=m, ls="none", mfc="white", mec=INK, ms=8, label=", ".join(names))
                     for m, names in shapes.items()]

@@ -1,13 +1,17 @@
-"""The papers' published results that the bundled mechanisms reproduce (REFERENCES.md).
+"""The papers' published results that the bundled mechanisms reproduce (the papers
+are listed in `PAPERS`; docs/papers/ has one page per paper).
 
 Data, and the one comparison that the experiments and `jmbs demo` share
 (`kinetostatic_comparison`). Verdicts are `"U"` (the reaction or driving force is
-unique) or `"N"` (not unique).
+unique) or `"N"` (not unique): `verdict(unique)`.
 """
 
 from typing import NamedTuple
 
-from .._solvability.report import SolvabilityReport, solvability
+import jmbs
+from jmbs import SolvabilityReport
+
+from .._solvability.report import verdict as verdict
 
 PAPERS = {
     "000": "Wojtyra & Frączek: solvability of reactions with redundant nonholonomic constraints",
@@ -75,11 +79,11 @@ class Obtained(NamedTuple):
 def kinetostatic_comparison(model, table: Table) -> tuple[SolvabilityReport, dict[str, Obtained]]:
     """jmbs's kinetostatic analysis (at the reference configuration) of the elements of
     a paper's `table`: the report and, per element, what jmbs obtains."""
-    rep = solvability(model, method="kinetostatic")
+    rep = jmbs.solvability(model, method="kinetostatic")
     d = rep.decisions
     k = {el: model.element_names.index(el) for el in table.elements}
-    return rep, {el: Obtained(float(d.criterion[k[el]]), int(d.set_rank[k[el]]),
-                              "U" if rep.is_unique(el) else "N") for el in table.elements}
+    return rep, {el: Obtained(float(d.criterion[k[el]]), int(d.set_rank[k[el]]), rep.verdict(el))
+                 for el in table.elements}
 
 
 # Keyed by the mechanism's name in `jmbs.examples.ALL`.

@@ -12,22 +12,33 @@ singular-value gap; candidates near singular configurations are replaced.
 
 import functools
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import constraint_matrix, phi
-from .._model import Model
-from .basic import BRICARD_AXES, BRICARD_POINTS, bricard, parallelogram
-from .gripper import gripper, gripper_slide
-from .manipulator import redundant_manipulator
-from .mobile_robot import mobile_robot, mobile_robot_configuration, slider_displacement
-from .spatial_parallelogram import ROD_LENGTH, spatial_parallelogram
+import jmbs
+from jmbs import Model
+from jmbs.examples import (
+    BRICARD_AXES,
+    BRICARD_POINTS,
+    bricard,
+    gripper,
+    gripper_slide,
+    mobile_robot,
+    mobile_robot_configuration,
+    parallelogram,
+    redundant_manipulator,
+    spatial_parallelogram,
+)
+from jmbs.examples.mobile_robot import slider_displacement
+from jmbs.examples.spatial_parallelogram import ROD_LENGTH
+from jmbs.rotations import quat_exp, quat_multiply, quat_to_rot
 
-NAMES = ("mobile_robot", "gripper", "gripper_torque", "gripper_overactuated", "redundant_manipulator",
-         "redundant_manipulator_overactuated", "spatial_parallelogram", "parallelogram", "bricard")
+from .._linalg import numerical_rank
 
 # A configuration counts as nonsingular when its constraint matrix has the reference
 # rank r with sigma_r / sigma_1 above MIN_GAP (five decades above the solvability
@@ -69,66 +80,34 @@ def _identity(t):
     return t
 
 
-@functools.cache
-def _model(name: str) -> Model:
-    """The model of mechanism `name`, built once per process so that repeated calls
-    reuse compiled code."""
-    if name == "mobile_robot":
-        return mobile_robot(motion=_identity)
-    if name == "gripper":
-        return gripper("none")
-    if name.startswith("gripper"):
-        return gripper(name.split("_")[1], motion=_identity)
-    if name.startswith("redundant_manipulator"):
-        return _manipulator(name.endswith("overactuated"))
-    if name == "spatial_parallelogram":
-        return spatial_parallelogram()
-    if name == "parallelogram":
-        return parallelogram()
-    if name == "bricard":
-        return bricard()
-    raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(NAMES)}")
+# ----- rotations: jmbs.rotations' quaternion functions over leading batch axes (NumPy
+# arrays in, for batches of samples; traced arrays in, for the manipulators' driver
+# motions) -----
+
+_quat_mul = jnp.vectorize(quat_multiply, signature="(4),(4)->(4)")
+_rot = jnp.vectorize(quat_to_rot, signature="(4)->(3,3)")
 
 
-# ----- rotations, written once for NumPy (batches of samples: nothing to compile) and
-# jax.numpy (the manipulators' driver motions, traced): `xp` is either; leading
-# dimensions broadcast -----
+def _axis_quat(axis, angle):
+    """Quaternions `(..., 4)` of the rotations by `angle (...)` about the unit `axis (3,)`."""
+    return jnp.vectorize(quat_exp, signature="(3)->(4)")(jnp.asarray(angle)[..., None]
+                                                          * jnp.asarray(axis, dtype=float))
 
-def _axis_rot(xp, axis, angle):
+
+def _axis_rot(axis, angle):
     """Rotation matrices `(..., 3, 3)` about the unit `axis (3,)` by `angle (...)`."""
-    k = np.asarray(axis)
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    angle = xp.asarray(angle)[..., None, None]
-    return np.eye(3) + xp.sin(angle) * K + (1 - xp.cos(angle)) * (K @ K)
-
-
-def _axis_quat(xp, axis, angle):
-    """Quaternions `(..., 4)` of the rotations by `angle (...)` about the unit `axis`."""
-    angle = xp.asarray(angle)[..., None]
-    return xp.concatenate([xp.cos(angle / 2), xp.sin(angle / 2) * np.asarray(axis)], axis=-1)
-
-
-def _quat_mul(xp, a, b):
-    w1, v1, w2, v2 = a[..., :1], a[..., 1:], b[..., :1], b[..., 1:]
-    return xp.concatenate([w1 * w2 - xp.sum(v1 * v2, axis=-1, keepdims=True),
-                           w1 * v2 + w2 * v1 + xp.cross(v1, v2)], axis=-1)
+    return _rot(_axis_quat(axis, angle))
 
 
 def _apply(R, x):
     return (R @ x[..., None])[..., 0]
 
 
-def _rotate_z(v: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """The vector `v (3,)` turned about the z axis by each of `angle (m,)`: `(m, 3)`."""
-    c, s = np.cos(angle), np.sin(angle)
-    return np.stack([c * v[0] - s * v[1], s * v[0] + c * v[1], np.full_like(angle, v[2])], -1)
-
-
 def _wrap(angle):
     return (angle + math.pi) % (2 * math.pi) - math.pi
 
 
-# ----- candidates (possibly singular; filtered afterwards) -----
+# ----- candidates (possibly singular; filtered afterwards): (model, rng, m) -> (qs, ts) -----
 
 def _rigid_planar(qs: np.ndarray, x, y, angle) -> np.ndarray:
     """Move whole planar configurations `(m, nb * 3)` rigidly."""
@@ -170,6 +149,9 @@ def _parallelogram_candidates(model: Model, rng: np.random.Generator, m: int):
     return qs.reshape(m, -1), np.zeros(m)
 
 
+_X, _Z = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])
+
+
 def _spatial_parallelogram_candidates(model: Model, rng: np.random.Generator, m: int):
     """Closed form: moving the platform on its circle from the reference
     `theta0 = pi/12` to `theta` turns every leg rod about the vertical through its
@@ -180,31 +162,30 @@ def _spatial_parallelogram_candidates(model: Model, rng: np.random.Generator, m:
     p = model.params()
     theta0 = math.pi / 12
     theta = rng.uniform(-PARALLELOGRAM_THETA, PARALLELOGRAM_THETA, m)
-    turn = theta - theta0
+    turn = _axis_rot(_Z, theta - theta0)
+    turn_quat = _axis_quat(_Z, theta - theta0)
     q0 = np.asarray(model.q0).reshape(-1, 7)
     qs = np.repeat(q0[None], m, axis=0)
     spin = rng.uniform(-math.pi, math.pi, (m, 6))
     for k, g in enumerate("ACEGKM"):
         gp = np.asarray(p[f"{g}.point"])
-        qs[:, k, :3] = gp + _rotate_z(q0[k, :3] - gp, turn)
+        qs[:, k, :3] = gp + _apply(turn, q0[k, :3] - gp)
         # Spin about the rod's own x axis (body frame), then turn about the vertical.
-        spun = _quat_mul(np, q0[k, 3:], _axis_quat(np, np.array([1.0, 0.0, 0.0]), spin[:, k]))
-        qs[:, k, 3:] = _quat_mul(np, _axis_quat(np, np.array([0.0, 0.0, 1.0]), turn), spun)
-    centre = _rotate_z(q0[6, :3], turn)
+        qs[:, k, 3:] = _quat_mul(turn_quat, _quat_mul(q0[k, 3:], _axis_quat(_X, spin[:, k])))
+    centre = np.asarray(_apply(turn, q0[6, :3]))
     qs[:, 6, :3] = centre
     start = centre + np.asarray(p["P.point"]) - q0[6, :3]
     for k in (7, 8, 9):
         quat = rng.standard_normal((m, 4))
         quat /= np.linalg.norm(quat, axis=1, keepdims=True)
-        w, x, y, z = quat.T
-        axis = np.stack([1 - 2 * (y**2 + z**2), 2 * (x * y + w * z), 2 * (x * z - w * y)], -1)
+        axis = np.asarray(_rot(quat)[..., 0])  # the rod's x axis
         qs[:, k, :3] = start + ROD_LENGTH / 2 * axis
         qs[:, k, 3:] = quat
         start = start + ROD_LENGTH * axis
     return qs.reshape(m, -1), np.zeros(m)
 
 
-def _gripper_candidates(name: str, model: Model, rng: np.random.Generator, m: int):
+def _gripper_candidates(model: Model, rng: np.random.Generator, m: int):
     """Closed form (`gripper_slide`): the Cr angle `t` from the reference turns jaw 4
     to `phi4 = phi4_ref + t`; both sliders advance by the common slide `s`; jaw 3
     joins `B` to the jaw point `E`. The geometry comes from the model's joints."""
@@ -241,26 +222,29 @@ def _bricard_candidates(model: Model, rng: np.random.Generator, m: int):
     other = np.where(rng.integers(0, 2, m) == 1, math.pi - other, other)
     swap = rng.integers(0, 2, m) == 1
     theta, psi = np.where(swap, other, free), np.where(swap, free, other)
-    qs = np.stack([_bricard_chain(model, (a, b) * 3) for a, b in zip(theta, psi)])
-    return qs, np.zeros(m)
+    return _bricard_chain(model, np.stack([theta, psi] * 3, axis=-1)), np.zeros(m)
 
 
-def _bricard_chain(model: Model, angles) -> np.ndarray:
-    """The Bricard's coordinates with its joints turned by `angles` from the
-    reference, along the chain ground, rod 1, ..., rod 5 (the loop closes only for
-    angles on its motion)."""
+def _bricard_chain(model: Model, angles: np.ndarray) -> np.ndarray:
+    """The Bricard's coordinates `(m, nq)` with its joints turned by `angles (m, 6)`
+    from the reference, along the chain ground, rod 1, ..., rod 5 (the loop closes
+    only for angles on its motion)."""
     q0 = np.asarray(model.q0).reshape(-1, 7)
-    R, t, quat = np.eye(3), np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    m = len(angles)
+    R, t = np.broadcast_to(np.eye(3), (m, 3, 3)), np.zeros((m, 3))
+    quat = np.broadcast_to(np.array([1.0, 0.0, 0.0, 0.0]), (m, 4))
     out = []
     for k, body in enumerate(q0):
-        axis, point, angle = BRICARD_AXES[k], BRICARD_POINTS[k], angles[k]
-        Rk = np.asarray(_axis_rot(np, axis, angle))
+        axis, point = BRICARD_AXES[k], BRICARD_POINTS[k]
+        qk = _axis_quat(axis, angles[:, k])
+        Rk = np.asarray(_rot(qk))
         # Compose the joint's rotation about its reference axis line with the chain so far.
-        t = R @ (point - Rk @ point) + t
+        t = _apply(R, point - _apply(Rk, point)) + t
         R = R @ Rk
-        quat = np.asarray(_quat_mul(np, quat, _axis_quat(np, axis, angle)))
-        out.append(np.concatenate([R @ body[:3] + t, _quat_mul(np, quat, body[3:])]))
-    return np.concatenate(out)
+        quat = np.asarray(_quat_mul(quat, qk))
+        out.append(np.concatenate([_apply(R, body[:3]) + t, np.asarray(_quat_mul(quat, body[3:]))],
+                                  axis=-1))
+    return np.concatenate(out, axis=-1)
 
 
 # ----- the manipulators: closed form in the joint angles -----
@@ -274,7 +258,8 @@ class _ManipulatorPose:
     line to the moved rod eye (D, or G), and the piston slides along it by the
     change of that distance (the cylinder's slide). The twin cylinder of the
     overactuated variant, on the same pin axes, moves with the first one. The
-    geometry (joint points and axes) is read from the model's parameters."""
+    geometry (joint points and axes) is read from the model's parameters. NumPy or
+    traced angles of any leading shape."""
 
     def __init__(self, model: Model):
         p = {k: np.asarray(v) for k, v in model.params().items()}
@@ -284,11 +269,11 @@ class _ManipulatorPose:
         self.q0 = np.asarray(model.q0).reshape(-1, 7)
         self.names = model.body_names
 
-    def parts(self, xp, b, c):
+    def parts(self, b, c):
         """Per moving body: `(R, t, angle about the pin axis)` of its motion in the arm
         plane, `x -> R x + t`; and the two cylinder slides."""
         P, y = self.pt, self.y
-        Rb, Ra = _axis_rot(xp, y, b), _axis_rot(xp, y, b + c)
+        Rb, Ra = _axis_rot(y, b), _axis_rot(y, b + c)
         tb = P["C"] - _apply(Rb, P["C"])
         ta = _apply(Rb, P["E"]) + tb - _apply(Ra, P["E"])
         D1, F1 = _apply(Rb, P["D"]) + tb, _apply(Rb, P["F"]) + tb
@@ -299,10 +284,10 @@ class _ManipulatorPose:
                 (("boom_cylinder", "boom_piston"), P["B"], P["B"], P["D"], D1),
                 (("arm_cylinder", "arm_piston"), P["F"], F1, P["G"], G1)):
             w0, w1 = eye0 - pivot0, eye1 - pivot1
-            alpha = xp.arctan2(xp.sum(y * xp.cross(w0, w1), axis=-1), xp.sum(w0 * w1, axis=-1))
-            R = _axis_rot(xp, y, alpha)
+            alpha = jnp.arctan2(jnp.sum(y * jnp.cross(w0, w1), axis=-1), jnp.sum(w0 * w1, axis=-1))
+            R = _axis_rot(y, alpha)
             t = pivot1 - _apply(R, pivot0)
-            length = xp.sqrt(xp.sum(w1**2, axis=-1))
+            length = jnp.sqrt(jnp.sum(w1**2, axis=-1))
             slide = length - np.linalg.norm(w0)
             out[cyl] = (R, t, alpha)
             out[pis] = (R, t + (slide / length)[..., None] * w1, alpha)
@@ -310,24 +295,24 @@ class _ManipulatorPose:
         out["boom_cylinder2"], out["boom_piston2"] = out["boom_cylinder"], out["boom_piston"]
         return out, slides
 
-    def q(self, xp, a, b, c):
+    def q(self, a, b, c):
         """Coordinates `(..., nq)` at the joint-angle changes `(a, b, c)`."""
-        parts, _ = self.parts(xp, b, c)
-        Rz, qz = _axis_rot(xp, self.z, a), _axis_quat(xp, self.z, a)
+        parts, _ = self.parts(b, c)
+        Rz, qz = _axis_rot(self.z, a), _axis_quat(self.z, a)
         tz = self.pt["A"] - _apply(Rz, self.pt["A"])
         rows = []
         for name, q0 in zip(self.names, self.q0):
-            R, t, angle = parts.get(name, (np.eye(3), np.zeros(3), 0.0 * xp.asarray(a)))
+            R, t, angle = parts.get(name, (np.eye(3), np.zeros(3), 0.0 * jnp.asarray(a)))
             r = _apply(Rz, _apply(R, q0[:3]) + t) + tz
-            quat = _quat_mul(xp, qz, _quat_mul(xp, _axis_quat(xp, self.y, angle), q0[3:]))
-            rows += [r, quat]
-        return xp.concatenate(rows, axis=-1)
+            quat = _quat_mul(qz, _quat_mul(_axis_quat(self.y, angle), q0[3:]))
+            rows += [jnp.broadcast_to(r, quat.shape[:-1] + (3,)), quat]
+        return jnp.concatenate(rows, axis=-1)
 
 
-def _lissajous(xp, t):
+def _lissajous(t):
     """Joint-angle changes `(a, b, c)` of the manipulators at time `t`."""
     A = MANIPULATOR_AMPLITUDES
-    return A[0] * xp.sin(t), A[1] * xp.sin(math.sqrt(2.0) * t), A[2] * xp.sin(math.sqrt(3.0) * t)
+    return A[0] * jnp.sin(t), A[1] * jnp.sin(math.sqrt(2.0) * t), A[2] * jnp.sin(math.sqrt(3.0) * t)
 
 
 def _manipulator(overactuated: bool) -> Model:
@@ -337,13 +322,13 @@ def _manipulator(overactuated: bool) -> Model:
     pose = _ManipulatorPose(model)
 
     def turret(t):
-        return _lissajous(jnp, t)[0]
+        return _lissajous(t)[0]
 
     def boom_slide(t):
-        return pose.parts(jnp, *_lissajous(jnp, t)[1:])[1][0]
+        return pose.parts(*_lissajous(t)[1:])[1][0]
 
     def arm_slide(t):
-        return pose.parts(jnp, *_lissajous(jnp, t)[1:])[1][1]
+        return pose.parts(*_lissajous(t)[1:])[1][1]
 
     motions = {"dA": turret, "dHc": boom_slide, "dIc": arm_slide}
     if overactuated:
@@ -353,7 +338,38 @@ def _manipulator(overactuated: bool) -> Model:
 
 def _manipulator_candidates(model: Model, rng: np.random.Generator, m: int):
     ts = rng.uniform(0.0, MANIPULATOR_PERIOD, m)
-    return _ManipulatorPose(model).q(np, *_lissajous(np, ts)), ts
+    return np.asarray(_ManipulatorPose(model).q(*_lissajous(ts))), ts
+
+
+class _Mechanism(NamedTuple):
+    build: Callable[[], Model]  # the model the configurations belong to
+    candidates: Callable  # (model, rng, m) -> (qs (m, nq), ts (m,))
+
+
+# Keyed like `jmbs.examples.ALL`.
+MECHANISMS: dict[str, _Mechanism] = {
+    "mobile_robot": _Mechanism(lambda: mobile_robot(motion=_identity), _robot_candidates),
+    "gripper": _Mechanism(lambda: gripper("none"), _gripper_candidates),
+    "gripper_torque": _Mechanism(lambda: gripper("torque", motion=_identity), _gripper_candidates),
+    "gripper_overactuated": _Mechanism(lambda: gripper("overactuated", motion=_identity),
+                                       _gripper_candidates),
+    "redundant_manipulator": _Mechanism(lambda: _manipulator(False), _manipulator_candidates),
+    "redundant_manipulator_overactuated": _Mechanism(lambda: _manipulator(True),
+                                                     _manipulator_candidates),
+    "spatial_parallelogram": _Mechanism(spatial_parallelogram, _spatial_parallelogram_candidates),
+    "parallelogram": _Mechanism(parallelogram, _parallelogram_candidates),
+    "bricard": _Mechanism(bricard, _bricard_candidates),
+}
+NAMES = tuple(MECHANISMS)
+
+
+@functools.cache
+def _model(name: str) -> Model:
+    """The model of mechanism `name`, built once per process so that repeated calls
+    reuse compiled code."""
+    if name not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(NAMES)}")
+    return MECHANISMS[name].build()
 
 
 # ----- the rank check -----
@@ -364,16 +380,15 @@ def _check(model: Model, qs, ts):
     hol = jnp.asarray(model.holonomic_rows)
 
     def one(q, t):
-        s = jnp.linalg.svd(constraint_matrix(model, q, t), compute_uv=False)
-        return s, jnp.max(jnp.abs(jnp.where(hol, phi(model, q, t), 0.0)), initial=0.0)
+        s = jnp.linalg.svd(jmbs.constraint_matrix(model, q, t), compute_uv=False)
+        return s, jnp.max(jnp.abs(jnp.where(hol, jmbs.phi(model, q, t), 0.0)), initial=0.0)
 
     return jax.vmap(one)(qs, ts)
 
 
 def reference_rank(model: Model) -> int:
     """Rank of the constraint matrix at the reference configuration (`t = 0`)."""
-    s = np.asarray(_check(model, jnp.repeat(model.q0[None], CHUNK, axis=0), jnp.zeros(CHUNK))[0][0])
-    return int(np.sum(s > RANK_RTOL * s[0]))
+    return numerical_rank(jmbs.constraint_matrix(model, model.q0, 0.0), RANK_RTOL)
 
 
 def _nonsingular(model: Model, qs: np.ndarray, ts: np.ndarray, rank: int) -> np.ndarray:
@@ -433,6 +448,7 @@ def random_configurations(name: str, n: int, seed: int = 0) -> tuple[Model, np.n
     nonsingular configurations are found.
     """
     model = _model(name)
+    candidates = MECHANISMS[name].candidates
     if n < 0:
         raise ValueError(f"n must be non-negative, got {n}")
     rng = np.random.default_rng(seed)
@@ -443,18 +459,10 @@ def random_configurations(name: str, n: int, seed: int = 0) -> tuple[Model, np.n
     for _ in range(2 * math.ceil(n / CHUNK) + 4):
         if count >= n:
             break
-        if name == "mobile_robot":
-            qs, ts = _robot_candidates(model, rng, CHUNK)
-        elif name.startswith("gripper"):
-            qs, ts = _gripper_candidates(name, model, rng, CHUNK)
-        elif name.startswith("redundant_manipulator"):
-            qs, ts = _manipulator_candidates(model, rng, CHUNK)
-        elif name == "parallelogram":
-            qs, ts = _parallelogram_candidates(model, rng, CHUNK)
-        elif name == "spatial_parallelogram":
-            qs, ts = _spatial_parallelogram_candidates(model, rng, CHUNK)
-        else:
-            qs, ts = _bricard_candidates(model, rng, CHUNK)
+        # The closed forms broadcast the axes `(3,)` of jmbs.rotations' functions over the
+        # batch `(m, 3)`, whatever the caller's jax_numpy_rank_promotion.
+        with jax.numpy_rank_promotion("allow"):
+            qs, ts = candidates(model, rng, CHUNK)
         ok = _nonsingular(model, qs, ts, rank)
         kept_q.append(qs[ok])
         kept_t.append(ts[ok])

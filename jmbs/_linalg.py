@@ -1,0 +1,161 @@
+"""Linear algebra shared by every analysis: rank decisions, tolerances, small solves.
+
+One home for what used to be decided in many places with different literals:
+
+- the numerical rank (host: `numerical_rank`; traced: `rank_from_singular_values`),
+  relative to the largest singular value, with one default `RANK_RTOL`;
+- the size of the mechanism that relative position tolerances are measured
+  against (`mechanism_size`);
+- the minimum-norm solve of a positive semidefinite system with its
+  derivative (`min_norm_solve`), a solve on a static-shape subset of unknowns
+  (`solve_masked`) and the 3x3 inverse (`inverse3`).
+
+Tolerances that differ from `RANK_RTOL` on purpose are named here with the
+reason; modules import them rather than writing literals.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float, Int
+
+from ._bodies import NQ
+
+# Rank of `C` (or of a related matrix) at a configuration on the constraints:
+# singular values below RANK_RTOL * sigma_max count as zero. Redundant rows there
+# give singular values at rounding level (1e-16 relative), independent ones stay
+# above 1e-8 except within about 1e-8 of a singular configuration.
+RANK_RTOL = 1e-8
+
+# Below any positive float64 singular value that matters: guards divisions by the
+# largest singular value (zero for an empty or zero matrix) and logarithms.
+TINY = 1e-300
+
+# Mass-weighted corrections `M^-1 C^T (C M^-1 C^T)^+ e` (projection onto the
+# constraints, consistent velocities): the rank is decided on the eigenvalues of
+# `C M^-1 C^T`, the squares of `C`'s (mass-weighted) singular values, so these
+# are relative to sigma_max^2. Off the manifold (inside the projection's
+# iterations) redundant rows separate from the others by the distance to it;
+# 1e-10 (sigma ~ 1e-5 sigma_max) keeps such nearly dependent directions out of
+# the correction rather than amplifying the inconsistent part of the residual.
+PROJECTION_RTOL = 1e-10
+# Consistent velocities are computed on the constraints, where redundant rows
+# are dependent to rounding: a tighter 1e-12 (sigma ~ 1e-6 sigma_max) keeps
+# nearly singular configurations' independent rows.
+VELOCITY_RTOL = 1e-12
+
+# Gauss-Newton steps of `jmbs.assemble` (pseudoinverse of `C` itself, so relative
+# to sigma_max): steps start off the manifold, where redundant rows are only
+# nearly dependent; 1e-10 drops them while keeping every independent direction
+# of a mechanism that is not within 1e-10 of a singular configuration.
+GAUSS_NEWTON_RTOL = 1e-10
+
+# The projection of an initial state onto the constraints (inside `jmbs.simulate`):
+# tighter than a step's projection (`jmbs.Projection().tol`, 1e-12) since it runs
+# once, with more iterations since the start may be farther off than a step.
+INITIAL_PROJECTION_TOL = 1e-13
+INITIAL_PROJECTION_ITERATIONS = 50
+
+
+def numerical_rank(A: ArrayLike, rtol: float = RANK_RTOL) -> int:
+    """Host-side: the numerical rank of `A` (NumPy SVD), counting singular values
+    above `rtol * sigma_max`; 0 for an empty or zero matrix.
+
+    **Arguments:**
+    - `A`: a concrete matrix (a traced one cannot be looked at: use
+      `rank_from_singular_values` inside a program).
+    - `rtol`: relative tolerance.
+
+    **Returns:** the rank, a Python `int`.
+    """
+    A = np.asarray(A, dtype=float)
+    if A.size == 0:
+        return 0
+    s = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(s > rtol * s[0])) if s[0] > 0 else 0
+
+
+def rank_from_singular_values(s: Float[Array, " k"], rtol: float | Array = RANK_RTOL
+                              ) -> Int[Array, ""]:
+    """Traced: the number of the non-increasing singular values `s` above
+    `rtol * s[0]` (0 when all are zero)."""
+    return jnp.sum(s > rtol * jnp.maximum(s[0], TINY)) if s.shape[0] else jnp.asarray(0)
+
+
+def mechanism_size(model, q: Float[Array, " nq"]) -> Float[Array, ""]:
+    """The scale that relative position tolerances are measured against:
+    `max(1, max |position of a body|)` (quaternions, already of order one,
+    excluded). Works on concrete and traced `q`; `float(...)` it on the host."""
+    pos = jnp.reshape(q, (-1, NQ[model.dim]))[:, :model.dim]
+    return jnp.maximum(1.0, jnp.max(jnp.abs(pos), initial=0.0))
+
+
+def solve_masked(A: Float[Array, "n n"], b: Float[Array, " n"], keep: Array) -> Float[Array, " n"]:
+    """Solve `A x = b` on the kept unknowns (the others are zero): the dropped
+    rows and columns are replaced by the identity, so shapes stay static."""
+    A = jnp.where(keep[:, None] & keep[None, :], A, jnp.diag(jnp.where(keep, 0.0, 1.0)))
+    return jnp.where(keep, jnp.linalg.solve(A, jnp.where(keep, b, 0.0)), 0.0)
+
+
+def inverse3(J: Float[Array, "3 3"]) -> Float[Array, "3 3"]:
+    """Inverse of a 3x3 matrix by its adjugate: a few fused multiply-adds, which
+    XLA inlines into the surrounding program (vmapped over bodies), where a
+    LAPACK `getrf`/`getri` pair is a custom call per batch with its own
+    dispatch and pivoting."""
+    adj = jnp.stack([jnp.cross(J[1], J[2]), jnp.cross(J[2], J[0]), jnp.cross(J[0], J[1])], axis=1)
+    return adj / jnp.dot(J[0], jnp.cross(J[1], J[2]))
+
+
+def top_mask(n: int, rank: int | None) -> np.ndarray:
+    """`(n,)` mask of the `rank` leading positions (all when `rank` is None)."""
+    return np.arange(n) < (n if rank is None else rank)
+
+
+def _eig_pinv(A: Array, rtol, rank: int | None):
+    """`(U, inverse eigenvalues, kept)` of the symmetric positive semidefinite `A`."""
+    w, U = jnp.linalg.eigh(A)  # ascending
+    if rank is None:
+        keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
+    else:
+        keep = jnp.asarray(top_mask(w.shape[0], rank)[::-1]) & (w > 0)
+    return U, jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0), keep
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _min_norm_solve(A: Array, b: Array, rtol: Array, rank: int | None) -> Array:
+    U, inv, _ = _eig_pinv(A, rtol, rank)
+    return U @ (inv * (U.T @ b))
+
+
+@_min_norm_solve.defjvp
+def _min_norm_solve_jvp(rank, primals, tangents):
+    A, b, rtol = primals
+    dA, db, _ = tangents
+    U, inv, keep = _eig_pinv(A, rtol, rank)
+
+    def pinv(y):
+        return U @ (inv * (U.T @ y))
+
+    x = pinv(b)
+    # d(A^+) b for symmetric A and dA: -A^+ dA A^+ b + A^+ A^+ dA (I - A A^+) b
+    # + (I - A^+ A) dA A^+ A^+ b.
+    u = dA @ pinv(x)
+    dx = pinv(db - dA @ x) + pinv(pinv(dA @ (b - A @ x))) + u - U @ (keep * (U.T @ u))
+    return x, dx
+
+
+def min_norm_solve(A: Float[Array, "n n"], b: Float[Array, " n"], rtol: float | Array,
+                   rank: int | None = None) -> Float[Array, " n"]:
+    """Minimum-norm least-squares solution of the symmetric positive semidefinite
+    system `A x = b`: on its `rank` largest eigenvalues, or (`rank=None`) on those
+    above `rtol * max`.
+
+    Differentiable: the derivative is that of `A^+ b` at constant rank
+    (Golub and Pereyra), so it never differentiates the eigenvectors, whose
+    derivatives do not exist where eigenvalues repeat (e.g. several redundant
+    constraints). `rtol` may be an array (a new value does not recompile); it
+    gets no derivative.
+    """
+    return _min_norm_solve(A, b, jax.lax.stop_gradient(jnp.asarray(rtol, float)), rank)

@@ -1,0 +1,340 @@
+"""The immutable `Model` and its derivation from the builder's values (traceable)."""
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from .._bodies import NQ, NV, body_qdot, point, reference_q, rotation
+from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
+from .._joints.registry import group_class
+from .validate import check_motion, unknown
+
+GROUND = "ground"
+
+
+@dataclass(frozen=True)
+class Body:
+    """Handle of a body returned by `ModelBuilder.add_body` (`index` -1 is the ground)."""
+
+    name: str
+    index: int
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    name: str
+    orientation: str  # the parameter that gives the reference orientation
+
+
+@dataclass(frozen=True)
+class ElementInfo:
+    """Host-side description of one element of a built model."""
+
+    name: str
+    kind: str
+    bodies: tuple[str, ...]
+    components: tuple[str, ...]
+    rows: tuple[int, int]
+    holonomic: bool
+
+
+class Model(eqx.Module):
+    """An immutable multibody model (a pytree): topology static, values arrays.
+
+    Built by `ModelBuilder.build()`. Coordinates follow docs/conventions.md:
+    `q0`, `v0` are the reference configuration and initial velocities; the
+    rows of every constraint vector and matrix are grouped by element in the
+    order the elements were added.
+    """
+
+    dim: int = eqx.field(static=True)
+    body_specs: tuple[BodySpec, ...] = eqx.field(static=True)
+    element_specs: tuple[ElementSpec, ...] = eqx.field(static=True)
+    element_rows: tuple[tuple[int, int], ...] = eqx.field(static=True)
+    row_order: tuple[int, ...] | None = eqx.field(static=True)  # group order -> element order
+    param_layout: tuple[tuple[str, tuple[int, ...]], ...] = eqx.field(static=True)
+    # All design parameters in one flat vector: one pytree leaf instead of hundreds
+    # keeps the cost of passing a model to a jitted function low.
+    param_vector: Float[Array, " n_params"]
+    groups: tuple[AbstractElement, ...]
+    q0: Float[Array, " nq"]
+    v0: Float[Array, " nv"]
+    mass: Float[Array, " nb"]
+    inertia: Array  # (nb,) planar, (nb, 3, 3) spatial, body frame
+    gravity: Float[Array, " dim"]
+
+    # ----- sizes and names (host-side) -----
+    @property
+    def n_bodies(self) -> int:
+        return len(self.body_specs)
+
+    @property
+    def nq(self) -> int:
+        return self.n_bodies * NQ[self.dim]
+
+    @property
+    def nv(self) -> int:
+        return self.n_bodies * NV[self.dim]
+
+    @property
+    def nc(self) -> int:
+        return self.element_rows[-1][1] if self.element_rows else 0
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.body_specs)
+
+    @property
+    def element_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.element_specs)
+
+    def _holonomic(self) -> tuple[bool, ...]:
+        """Per element, whether its group class is holonomic."""
+        by_name = {s.name: s for s in self.element_specs}
+        return tuple(group_class(self.dim, s, by_name).holonomic for s in self.element_specs)
+
+    @property
+    def holonomic_rows(self) -> np.ndarray:
+        """Boolean mask `(nc,)` of the rows that come from holonomic elements."""
+        mask = np.zeros(self.nc, bool)
+        for holonomic, (a, b) in zip(self._holonomic(), self.element_rows):
+            mask[a:b] = holonomic
+        return mask
+
+    def element(self, name: str) -> ElementInfo:
+        """Kind, bodies, reaction components and rows of the element `name`."""
+        k = self._element_index(name)
+        spec = self.element_specs[k]
+        names = self.body_names + (GROUND,)
+        return ElementInfo(spec.name, spec.kind, tuple(names[i] for i in spec.bodies),
+                           spec.components, self.element_rows[k], self._holonomic()[k])
+
+    def element_of_row(self, row: int) -> str:
+        """Name of the element that owns constraint row `row`."""
+        return next(s.name for s, (a, b) in zip(self.element_specs, self.element_rows)
+                    if a <= row < b)
+
+    def rows(self, name: str) -> slice:
+        """Rows of element `name` in `C`, `Phi`, `Gamma` and the multipliers."""
+        a, b = self.element_rows[self._element_index(name)]
+        return slice(a, b)
+
+    def _element_index(self, name: str) -> int:
+        names = self.element_names
+        if name not in names:
+            raise ValueError(unknown("element", name, names))
+        return names.index(name)
+
+    def body_index(self, body: "str | Body") -> int:
+        """Index of a body (by name or handle); raises for unknown bodies."""
+        name = body.name if isinstance(body, Body) else body
+        if name == GROUND:
+            raise ValueError("the ground has no coordinates; name a moving body")
+        if name not in self.body_names:
+            raise ValueError(unknown("body", name, self.body_names))
+        return self.body_names.index(name)
+
+    def body_q(self, q: Float[Array, " nq"], body: "str | Body") -> Array:
+        """Coordinates of one body taken from the model's `q`."""
+        k, n = self.body_index(body), NQ[self.dim]
+        if np.shape(q) != (self.nq,):
+            raise ValueError(f"q has shape {np.shape(q)}, but the model has nq = {self.nq} coordinates; "
+                             "pass one configuration")
+        return q[k * n:(k + 1) * n]
+
+    # ----- points -----
+    def point(self, q: Float[Array, " nq"], body: "str | Body", local_point) -> Array:
+        """Global position of the point with body-frame coordinates `local_point`."""
+        return point(self.body_q(q, body), self._local_point(local_point))
+
+    def _local_point(self, local_point) -> Array:
+        s = jnp.asarray(local_point, dtype=float)
+        if s.shape != (self.dim,):
+            raise ValueError(f"a body point must be {self.dim} numbers (body-frame coordinates), "
+                             f"got shape {s.shape}")
+        return s
+
+    def point_velocity(self, q, v, body: "str | Body", local_point) -> Array:
+        """Global velocity of a body point, `d/dt point` along `q_dot = N v`."""
+        k = self.body_index(body)
+        nvb = NV[self.dim]
+        qb = self.body_q(q, body)
+        qd = body_qdot(qb[None], v[k * nvb:(k + 1) * nvb][None])[0]
+        s = self._local_point(local_point)
+        return jax.jvp(lambda x: point(x, s), (qb,), (qd,))[1]
+
+    # ----- design parameters -----
+    def _offsets(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """Per parameter key, its offset in `param_vector` and its shape."""
+        out, k = {}, 0
+        for key, shape in self.param_layout:
+            out[key] = (k, shape)
+            k += int(np.prod(shape))
+        return out
+
+    def characteristic_lengths(self) -> Float[Array, " nb"]:
+        """Per body: the RMS distance from its centre of mass to the points of the
+        elements attached to it (reference configuration).
+
+        A body without such points (or with all of them at its centre) gets the
+        RMS of the other bodies' lengths, then the RMS spread of the bodies'
+        positions, then 1. Two gathers from the parameter vector (the index
+        arrays are static), so it stays cheap to compile for large models.
+        """
+        nb, d = self.n_bodies, self.dim
+        offsets = {key: k for key, (k, _) in self._offsets().items()}
+        pts, owners = [], []
+        for spec in self.element_specs:
+            for key, which in (("point", (0, 1)), ("point_i", (0,)), ("point_j", (1,))):
+                if key in spec.params:
+                    for w in which:
+                        if spec.bodies[w] < nb:
+                            pts.append(offsets[f"{spec.name}.{key}"])
+                            owners.append(spec.bodies[w])
+        body = np.array([offsets[f"{b}.position"] for b in self.body_names])
+        r0 = self.param_vector[body[:, None] + np.arange(d)]
+        sums, counts = jnp.zeros(nb), np.bincount(np.array(owners, int), minlength=nb)
+        if pts:
+            P = self.param_vector[np.array(pts)[:, None] + np.arange(d)]
+            sums = jax.ops.segment_sum(jnp.sum((P - r0[np.array(owners)]) ** 2, axis=1),
+                                       np.array(owners), num_segments=nb)
+        L = jnp.sqrt(sums / np.maximum(counts, 1))
+        has = L > 0
+        model_length = jnp.sqrt(jnp.sum(jnp.where(has, L**2, 0.0)) / jnp.maximum(jnp.sum(has), 1))
+        spread = jnp.sqrt(jnp.mean(jnp.sum((r0 - r0.mean(axis=0, keepdims=True)) ** 2, axis=1)))
+        fallback = jnp.where(model_length > 0, model_length, jnp.where(spread > 0, spread, 1.0))
+        return jnp.where(has, L, fallback)
+
+    def params(self) -> dict[str, Array]:
+        """Every value given to the builder, keyed `"<name>.<argument>"` (and `"gravity"`)."""
+        return {key: self.param_vector[k:k + int(np.prod(shape))].reshape(shape)
+                for key, (k, shape) in self._offsets().items()}
+
+    def with_params(self, new: dict[str, Any]) -> "Model":
+        """A model with some parameters replaced and everything dependent re-derived.
+
+        Traceable: `jax.grad` and `jax.vmap` over the new values work. `q0`
+        is re-derived from the bodies' reference poses; call `jmbs.assemble` if
+        the reference configuration no longer closes.
+
+        **Raises:** `ValueError` for an unknown key or a value of the wrong shape.
+        """
+        if not isinstance(new, Mapping):
+            raise ValueError(f"with_params takes a dict {{'<name>.<argument>': value}}, got "
+                             f"{type(new).__name__}")
+        values = self.params()
+        for key, value in new.items():
+            if key not in values:
+                raise ValueError(unknown("parameter", key, tuple(values)))
+            try:
+                value = jnp.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"parameter {key!r} must be a number or an array of numbers, "
+                                 f"got {value!r}") from None
+            if value.shape != values[key].shape:
+                raise ValueError(f"parameter {key!r} has shape {values[key].shape}, "
+                                 f"got a value of shape {value.shape}")
+            if not isinstance(value, jax.core.Tracer):  # values are checked where they are known
+                if not np.all(np.isfinite(value)):
+                    raise ValueError(f"parameter {key!r} contains NaN or infinity: {value}")
+                if key.rpartition(".")[2] == "mass" and not np.all(value > 0):
+                    raise ValueError(f"parameter {key!r}: a mass must be positive, got {value}")
+            values[key] = value
+        return derive(self.dim, self.body_specs, self.element_specs, values)
+
+    def with_motions(self, motions: dict[str, Callable]) -> "Model":
+        """A model whose drivers follow new motions: `{driver name: f(t)}`.
+
+        The new `f(t)` is measured from the reference configuration like the
+        old one; the drivers' motion parameters (if any) stay in `params()`
+        but the new functions do not take them. Host-side (the functions are
+        static): e.g. `f = lambda t: t` makes the time the driven coordinate,
+        for sweeps along a driver.
+
+        **Raises:** `ValueError` for a name that is not a driver or a value
+        that is not callable.
+        """
+        drivers = [s.name for s in self.element_specs if isinstance(s, DriverSpec)]
+        for name, fn in motions.items():
+            if name not in drivers:
+                raise ValueError(unknown("driver", name, drivers))
+            check_motion(fn, None, f"driver {name!r}")
+        specs = tuple(dataclasses.replace(s, motion=motions[s.name], param_keys=())
+                      if s.name in motions else s for s in self.element_specs)
+        new = derive(self.dim, self.body_specs, specs, self.params())
+        return eqx.tree_at(lambda m: (m.q0, m.v0), new, (self.q0, self.v0))
+
+
+def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[ElementSpec, ...],
+           values: dict[str, Array]) -> Model:
+    """The `Model` of these specs and parameter values (traceable in the values).
+
+    Compiled once per structure: the specs and the keys are static (hashable;
+    motion and constraint functions hash by identity), the values are traced.
+    """
+    return _derive(dim, tuple(body_specs), tuple(element_specs), tuple(values),
+                   tuple(jnp.asarray(v, dtype=float) for v in values.values()))
+
+
+# The keys go in as a static tuple rather than as the dict's pytree structure, which
+# would sort them: the parameter layout keeps the order the builder gave.
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _derive(dim: int, body_specs, element_specs, keys: tuple[str, ...], arrays) -> Model:
+    values = dict(zip(keys, arrays))
+    nb = len(body_specs)
+    q0 = jnp.stack([reference_q(values[f"{b.name}.position"], values[f"{b.name}.{b.orientation}"],
+                                b.orientation) for b in body_specs])
+    # Body by body rather than vmapped: XLA's vectorised loop for a vmap rounds differently
+    # (contracted multiply-adds), and Gauss-Newton paths near singular configurations are
+    # sensitive to the last bit of the geometry (test_bricard_counts); this way the derived
+    # geometry is bitwise what an op-by-op evaluation gives.
+    R0 = jnp.stack([rotation(qb) for qb in q0])
+    vel = jnp.stack([values[f"{b.name}.velocity"] for b in body_specs]).reshape(nb, dim)
+    omega = jnp.stack([values[f"{b.name}.angular_velocity"] for b in body_specs])
+    if dim == 2:
+        v0 = jnp.concatenate([vel, omega[:, None]], axis=1)
+        inertia = jnp.stack([values[f"{b.name}.inertia"] for b in body_specs])
+    else:
+        # The builder takes angular velocities in the global frame; v uses the body frame.
+        v0 = jnp.concatenate([vel, jnp.einsum("nji,nj->ni", R0, omega)], axis=1)
+        inertia = jnp.stack([_inertia3(values[f"{b.name}.inertia"]) for b in body_specs])
+    mass = jnp.stack([values[f"{b.name}.mass"] for b in body_specs])
+
+    by_name = {s.name: s for s in element_specs}
+    ctx = DeriveContext(
+        values,
+        jnp.concatenate([q0[:, :dim], jnp.zeros((1, dim))]),
+        jnp.concatenate([R0, jnp.eye(dim)[None]]),
+        by_name,
+    )
+    # Group the elements by type, in the order the types first appear.
+    grouped: dict[Any, list[int]] = {}
+    classes = [group_class(dim, spec, by_name) for spec in element_specs]
+    for k, (spec, cls) in enumerate(zip(element_specs, classes)):
+        grouped.setdefault(cls.group_key(spec), []).append(k)
+    rows, offset = [], 0
+    for spec in element_specs:
+        rows.append((offset, offset + len(spec.components)))
+        offset += len(spec.components)
+    groups, order = [], []
+    for members in grouped.values():
+        groups.append(classes[members[0]].derive([element_specs[k] for k in members], ctx))
+        order += [r for k in members for r in range(*rows[k])]
+    # order[i] is the element-order row of stacked row i; invert it for a gather.
+    row_order = tuple(int(i) for i in np.argsort(order)) if order != sorted(order) else None
+    layout = tuple((key, tuple(jnp.shape(v))) for key, v in values.items())
+    vector = jnp.concatenate([jnp.ravel(v) for v in values.values()])
+    return Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
+                 vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, values["gravity"])
+
+
+def _inertia3(J: Array) -> Array:
+    return jnp.diag(J) if J.shape == (3,) else J

@@ -1,0 +1,98 @@
+"""The traced part of `jmbs.simulate`: vector field, integration, saved-state post-processing.
+
+Nothing here looks at values on the host: the same programs run for concrete
+and traced (`jax.vmap`, `jax.grad`) input, and they carry no host callback of
+jmbs's own (failures are result codes, raised by the caller).
+"""
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array
+
+from .._assembly import mass_matrix, phi, qdot
+from .._formulations.base import Prepared, dynamics_terms
+from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL, mechanism_size
+from .._model import Model
+from .._reactions import build_reactions
+from .._solvability.base import AbstractSolvabilityMethod
+from .._stabilization.base import AbstractStabilization
+from .._stabilization.projection import project
+from .solution import RESULTS, Solution
+
+
+class Args(eqx.Module):
+    """The vector field's `args` (what `_ProjectedSolver` reads the model from)."""
+
+    model: Model
+    formulation: Prepared
+    stabilization: AbstractStabilization
+
+
+def vector_field(t, y, args: Args):
+    """`(q_dot, v_dot)` at `(t, (q, v))`."""
+    model, formulation, stabilization = args.model, args.formulation, args.stabilization
+    q, v = y
+    needs_phi = formulation.formulation.needs_phi or stabilization.needs_phi
+    terms = stabilization.stabilize(dynamics_terms(model, q, v, t, with_phi=needs_phi))
+    v_dot, _ = formulation.solve(terms)
+    return qdot(model, q, v), v_dot
+
+
+def energy(model: Model, q: Array, v: Array) -> Array:
+    """Kinetic plus gravitational potential energy at one state."""
+    r = q.reshape(model.n_bodies, -1)[:, :model.dim]
+    return 0.5 * v @ mass_matrix(model) @ v - jnp.sum(model.mass * (r @ model.gravity))
+
+
+def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod | None, q: Array,
+         v: Array, t: Array):
+    """Everything saved at one state, sharing one evaluation of the constraint terms:
+    `(v_dot, reactions, position violation, velocity violation, energy)`; no
+    reactions where `method` is None."""
+    terms = dynamics_terms(model, q, v, t)
+    v_dot, lam = formulation.solve(terms)
+    reactions = (None if method is None else
+                 build_reactions(model, q, t, lam, formulation.rigid_rows, terms.C, method))
+    return (v_dot, reactions, jnp.max(jnp.abs(terms.phi), initial=0.0),
+            jnp.max(jnp.abs(terms.velocity_error), initial=0.0), energy(model, q, v))
+
+
+@eqx.filter_jit
+def integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
+              q0, v0, initial_tol, max_steps):
+    """Project the initial state, integrate, project the saved states.
+
+    Returns `(ts, qs, vs, result, stats, q0, v0)` with the projected initial state.
+    """
+    hol = jnp.asarray(model.holonomic_rows)
+    off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
+    far = off > initial_tol * mechanism_size(model, q0)
+    q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
+    out = diffrax.diffeqsolve(
+        diffrax.ODETerm(vector_field), stabilization.wrap_solver(solver), t0, t1, dt0, (q0, v0),
+        Args(model, formulation, stabilization), saveat=saveat, stepsize_controller=controller,
+        adjoint=adjoint, max_steps=max_steps, throw=False)
+    ts, (qs, vs) = out.ts, out.ys
+    qs, vs = stabilization.project_saved(model, qs, vs, ts)
+    finite = jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
+    result = RESULTS.where(finite, RESULTS.successful, RESULTS.not_finite)
+    # A failed projection of a step comes out of diffrax as its nonlinear_divergence.
+    run = RESULTS.promote(out.result)
+    run = RESULTS.where(run == RESULTS.nonlinear_divergence, RESULTS.projection_failed, run)
+    result = RESULTS.where(run == RESULTS.successful, result, run)
+    result = RESULTS.where(ok0, result, RESULTS.initial_projection_failed)
+    result = RESULTS.where(far, RESULTS.initial_state_off, result)
+    return ts, qs, vs, result, out.stats, q0, v0
+
+
+@eqx.filter_jit
+def solution(model, formulation, method, ts, qs, vs, result, stats) -> Solution:
+    """Accelerations, reactions, violations and energy at the saved states (compiled
+    apart from the integration, so a new solver or time span reuses it)."""
+    v_dot, reactions, viol, vviol, en = jax.vmap(
+        lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
+    finite = jnp.all(jnp.isfinite(v_dot))
+    result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
+    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, result, stats)

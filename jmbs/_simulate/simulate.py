@@ -1,0 +1,221 @@
+"""`jmbs.simulate`: defaults, host-side validation, the formulation's `init`, the run, `throw`."""
+
+import warnings
+
+import diffrax
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from .._assembly import phi, velocity_residual
+from .._formulations.base import (
+    AbstractFormulation,
+    Prepared,
+    check_finite,
+    check_positive,
+    is_traced,
+    resolve,
+)
+from .._formulations.null_space import NullSpaceProjection
+from .._kinematics import assemble, fail_if
+from .._linalg import mechanism_size
+from .._model import Model
+from .._solvability.base import AbstractSolvabilityMethod
+from .._solvability.registry import DEFAULT_METHOD, resolve_method
+from .._stabilization.base import AbstractStabilization, Unstabilized
+from .._stabilization.projection import Projection
+from .integrate import integrate, solution
+from .solution import RESULTS, Solution
+
+# An initial state within this (relative to the mechanism's size, or to the
+# largest speed) of the constraints is on them to the accuracy of the data: it
+# is projected without a warning.
+_ON_CONSTRAINTS = 1e-10
+
+
+def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prepared | None = None,
+             stabilization: AbstractStabilization | None = Projection(),
+             solver: diffrax.AbstractSolver | None = None, t0: float = 0.0, dt0: float | None = None,
+             saveat=None, stepsize_controller: diffrax.AbstractStepSizeController | None = None,
+             adjoint: diffrax.AbstractAdjoint | None = None, max_steps: int | None = 100_000,
+             throw: bool = True, q0=None, v0=None, initial_tol: float = 1e-6,
+             reactions: bool = True,
+             uniqueness: AbstractSolvabilityMethod | None = None) -> Solution:
+    """Simulate the model from `t0` to `t1`.
+
+    One compiled program serves concrete and traced input (`jax.vmap` over
+    parameter sets, `jax.grad` through the run); the host only validates
+    concrete input in front of it and raises its result codes.
+
+    **Arguments:**
+    - `model`: the model.
+    - `t1`, `t0`: end and start times.
+    - `formulation`: how redundancy is handled (default
+      `jmbs.NullSpaceProjection()`); see `jmbs.Elimination`,
+      `jmbs.Pseudoinverse`, `jmbs.AugmentedLagrangian`, `jmbs.Penalty`. Its
+      `init` runs at the initial state; with a traced model pass one prepared
+      beforehand (`formulation.prepare(model, model.q0, 0.0)`).
+    - `stabilization`: `jmbs.Projection()` (default), `jmbs.Baumgarte(alpha,
+      beta)`, any `jmbs.AbstractStabilization`, or `None`.
+    - `solver`: any diffrax ODE solver (default `diffrax.Tsit5()`); implicit
+      solvers (e.g. `diffrax.Kvaerno5()`) suit stiff `Penalty` models.
+    - `dt0`: initial (or constant) step; `None` lets an adaptive controller pick it.
+    - `saveat`: times to save at (array), a `diffrax.SaveAt`, or `None` for
+      101 equally spaced times. With `Projection`, saved states are projected
+      too (interpolated points are otherwise off the manifold by the
+      interpolation error).
+    - `stepsize_controller`: default `diffrax.PIDController(rtol=1e-8,
+      atol=1e-8)` (with `dt0` given and `diffrax.ConstantStepSize()`, constant steps).
+    - `adjoint`: a diffrax adjoint for gradients (default recursive checkpointing,
+      sized by `max_steps`); `diffrax.BacksolveAdjoint()` needs `Baumgarte` or no
+      stabilization (see docs/sensitivity.md).
+    - `max_steps`: step limit.
+    - `throw`: raise on failure; with `False`, `Solution.result` holds a
+      `jmbs.RESULTS` code per run (per batch element under `jax.vmap`).
+    - `q0`, `v0`: initial state (default `model.q0`, `model.v0`). It is always
+      projected onto the constraints (inside the compiled run); a state off
+      them gets a warning saying by how much it moved, and beyond
+      `initial_tol` (relative to the mechanism's size) it is rejected.
+    - `reactions`: compute the reactions and their uniqueness at the saved
+      times (a decomposition per saved state); `False` leaves
+      `Solution.reactions` as `None` (accelerations, violations and energy
+      are still computed).
+    - `uniqueness`: the solvability method deciding which reactions are
+      unique, with its tolerances (default `jmbs.NullSpace()`; or a name such
+      as `"qr"`), as in `jmbs.solvability(..., method=...)`.
+
+    **Returns:** a `Solution`.
+
+    **Raises:**
+    - `ValueError` for bad options (not a diffrax solver, controller or
+      adjoint; `initial_tol` not positive), shapes (`saveat` not 1-D), and
+      (concrete input) non-finite `t0`, `t1`, `saveat` or initial state, save
+      times outside `[t0, t1]` or out of order, or an initial configuration farther than `initial_tol`
+      from the constraints;
+    - `eqx.EquinoxRuntimeError` (a `RuntimeError`), with `throw=True`, when the
+      run fails, for concrete and traced input alike (a traced initial state
+      too far off the constraints fails this way, `RESULTS.initial_state_off`).
+    """
+    # Set-up: defaults and options.
+    formulation = NullSpaceProjection() if formulation is None else formulation
+    stabilization = Unstabilized() if stabilization is None else stabilization
+    if not isinstance(stabilization, AbstractStabilization):
+        raise ValueError(f"stabilization must be None, jmbs.Baumgarte(...), jmbs.Projection() or "
+                         f"another jmbs.AbstractStabilization; got {stabilization!r}")
+    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness)
+    solver = diffrax.Tsit5() if solver is None else solver
+    for name, x, kind, what in (
+            ("solver", solver, diffrax.AbstractSolver, "solver (e.g. diffrax.Tsit5())"),
+            ("stepsize_controller", stepsize_controller, diffrax.AbstractStepSizeController,
+             "step-size controller (e.g. diffrax.PIDController(rtol=1e-8, atol=1e-8))"),
+            ("adjoint", adjoint, diffrax.AbstractAdjoint,
+             "adjoint (e.g. diffrax.RecursiveCheckpointAdjoint())")):
+        if x is not None and not isinstance(x, kind):
+            raise ValueError(f"jmbs.simulate: {name} must be a diffrax {what}, got {x!r}")
+    check_positive("jmbs.simulate", "initial_tol", initial_tol)
+    if stepsize_controller is None:
+        stepsize_controller = (diffrax.PIDController(rtol=1e-8, atol=1e-8) if dt0 is None
+                               else diffrax.ConstantStepSize())
+    if isinstance(stepsize_controller, diffrax.PIDController):
+        # Tolerances as arrays: a new value then reuses the compiled program.
+        stepsize_controller = eqx.tree_at(lambda c: (c.rtol, c.atol), stepsize_controller,
+                                          (jnp.asarray(stepsize_controller.rtol, float),
+                                           jnp.asarray(stepsize_controller.atol, float)))
+    if isinstance(solver, diffrax.AbstractImplicitSolver) and isinstance(
+            stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
+        solver = _resolve_tolerances(solver, stepsize_controller)
+    adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
+    stabilization.check_adjoint(adjoint)
+    q0 = model.q0 if q0 is None else jnp.asarray(q0, dtype=float)
+    v0 = model.v0 if v0 is None else jnp.asarray(v0, dtype=float)
+    if q0.shape != (model.nq,) or v0.shape != (model.nv,):
+        raise ValueError(f"q0 and v0 must have shapes ({model.nq},) and ({model.nv},); got "
+                         f"{q0.shape} and {v0.shape}")
+    for name, t in (("t0", t0), ("t1", t1)):
+        if np.ndim(t) != 0:
+            raise ValueError(f"jmbs.simulate: {name} must be a scalar time, got shape {np.shape(t)}")
+        check_finite("jmbs.simulate", name, t, "pass a finite time")
+    if saveat is None:
+        saveat = jnp.linspace(t0, t1, 101)
+    if not isinstance(saveat, diffrax.SaveAt):
+        saveat = diffrax.SaveAt(ts=_check_saveat(jnp.asarray(saveat, dtype=float), t0, t1))
+    t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
+    concrete = not is_traced(model, q0, v0, t0)
+    off = _check_initial_state(model, q0, v0, t0, initial_tol) if concrete else None
+    # The rank is decided on the constraints: at a start slightly off them, redundant
+    # rows are only nearly dependent.
+    q_on = q0 if off is None else assemble(model, q0, t0, throw=False)
+    prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
+
+    # The run: one program, whatever the input.
+    ts, qs, vs, result, stats, q0p, v0p = integrate(
+        model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
+        None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
+        jnp.asarray(initial_tol, float), max_steps)
+    sol = solution(model, prepared, method if reactions else None, ts, qs, vs, result, stats)
+
+    # Finish: the warning for a projected start, then failures.
+    if off is not None:
+        dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
+        warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
+                      f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
+    if throw:
+        sol = fail_if(sol, sol.result != RESULTS.successful,
+                      "jmbs.simulate failed; run with throw=False and read Solution.message",
+                      lambda: f"jmbs.simulate failed: {sol.message} (run with throw=False to "
+                              "inspect the partial result)")
+    return sol
+
+
+def _check_saveat(ts, t0, t1):
+    """Host-side checks of the save times (the shape always, values where concrete):
+    diffrax would fail on them only inside the compiled run."""
+    if ts.ndim != 1:
+        raise ValueError(f"jmbs.simulate: saveat must be a 1-D array of times, got shape {ts.shape}")
+    check_finite("jmbs.simulate", "saveat", ts, "pass finite times")
+    if is_traced(ts, t0, t1) or ts.size == 0:
+        return ts
+    s, a, b = np.asarray(ts), float(t0), float(t1)
+    lo, hi = min(a, b), max(a, b)
+    if np.any((s < lo) | (s > hi)):
+        raise ValueError(f"jmbs.simulate: saveat has times outside [t0, t1] = [{a:g}, {b:g}] (first: "
+                         f"{s[(s < lo) | (s > hi)][0]:g}); save only within the run, or change t1")
+    order = "increasing" if b >= a else "decreasing (t1 < t0: a backward run)"
+    if np.any(np.diff(s) * (1.0 if b >= a else -1.0) < 0):
+        raise ValueError(f"jmbs.simulate: saveat must be {order} from t0 to t1; sort the times")
+    return ts
+
+
+def _resolve_tolerances(solver, controller):
+    """Give an implicit solver's root finder the controller's tolerances (diffrax
+    does this itself, but cannot reach through a solver wrapper such as
+    `Projection`'s)."""
+    rf = solver.root_finder
+    for attr in ("rtol", "atol"):
+        if not isinstance(getattr(rf, attr), (int, float)):  # diffrax's "use the controller's" marker
+            rf = eqx.tree_at(lambda r, a=attr: getattr(r, a), rf, getattr(controller, attr))
+    return eqx.tree_at(lambda s: s.root_finder, solver, rf)
+
+
+def _check_initial_state(model: Model, q0, v0, t0, tol: float) -> str | None:
+    """Host-side validation of a concrete initial state (it does not change the
+    compiled program): refuse NaN and a configuration far off the constraints;
+    return a description of a small violation (the run projects it) or None."""
+    for what, x in (("q0", q0), ("v0", v0)):
+        if not np.all(np.isfinite(np.asarray(x))):
+            raise ValueError(f"{what} contains NaN or inf; pass a finite initial state")
+    res = np.asarray(phi(model, q0, t0)) * np.asarray(model.holonomic_rows)
+    size = float(mechanism_size(model, q0))
+    worst = int(np.argmax(np.abs(res))) if res.size else 0
+    off = float(np.abs(res[worst])) if res.size else 0.0
+    if off > tol * size:
+        raise ValueError(
+            f"the initial configuration violates the constraints by {off:.3g} (worst: element "
+            f"{model.element_of_row(worst)!r}), more than initial_tol = {tol:g} x size; assemble it "
+            "first with jmbs.assemble(model, q0) or raise initial_tol")
+    verr = float(np.max(np.abs(np.asarray(velocity_residual(model, q0, v0, t0))), initial=0.0))
+    vsize = max(1.0, float(np.max(np.abs(np.asarray(v0)), initial=0.0)))
+    if off <= _ON_CONSTRAINTS * size and verr <= _ON_CONSTRAINTS * vsize:
+        return None
+    return (f"|Phi| = {off:.3g} at element {model.element_of_row(worst)!r}, "
+            f"|C v + b| = {verr:.3g}")

@@ -1,0 +1,26 @@
+"""The solvability methods by name: the one list that `jmbs.solvability`, the sweeps
+and the command line read."""
+
+from .base import AbstractSolvabilityMethod
+from .kinetostatic import Kinetostatic
+from .nullspace import NullSpace
+from .qr import QR
+from .rank import RankComparison
+from .svd import SVD
+
+METHODS: dict[str, type[AbstractSolvabilityMethod]] = {
+    m.name: m for m in (NullSpace, QR, SVD, RankComparison, Kinetostatic)}
+DEFAULT_METHOD = "nullspace"
+
+
+def resolve_method(method: "str | AbstractSolvabilityMethod") -> AbstractSolvabilityMethod:
+    """A method instance from a name in `METHODS` or an instance (returned as is).
+
+    **Raises:** `ValueError` for an unknown name, listing the known ones.
+    """
+    if isinstance(method, AbstractSolvabilityMethod):
+        return method
+    if method not in METHODS:
+        raise ValueError(f"unknown solvability method {method!r}; choose one of "
+                         f"{', '.join(METHODS)} or pass a method instance such as jmbs.QR(rtol=1e-6)")
+    return METHODS[method]()

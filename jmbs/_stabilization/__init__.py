@@ -1,0 +1,1 @@
+"""Constraint stabilization: a family (`base.py`), Baumgarte's feedback and projection."""

@@ -1,0 +1,58 @@
+"""What a constraint stabilization does to an integration, and "none"."""
+
+import abc
+from typing import ClassVar
+
+import diffrax
+import equinox as eqx
+from jaxtyping import Array
+
+from .._formulations.base import DynamicsTerms
+from .._model import Model
+
+
+class AbstractStabilization(eqx.Module):
+    """A way of keeping a simulation on the constraint manifold.
+
+    `jmbs.simulate` calls these methods and nothing else, so a new scheme is a
+    new member, not an edit of `simulate`. `None` (no stabilization) is accepted
+    wherever a stabilization is.
+    """
+
+    # Whether `stabilize` reads `DynamicsTerms.phi` (position feedback does).
+    needs_phi: ClassVar[bool]
+
+    @abc.abstractmethod
+    def stabilize(self, terms: DynamicsTerms) -> DynamicsTerms:
+        """The terms the formulation solves with (e.g. feedback added to `Gamma`)."""
+
+    @abc.abstractmethod
+    def wrap_solver(self, solver: diffrax.AbstractSolver) -> diffrax.AbstractSolver:
+        """The diffrax solver to integrate with (e.g. one that projects every step)."""
+
+    @abc.abstractmethod
+    def project_saved(self, model: Model, qs: Array, vs: Array, ts: Array) -> tuple[Array, Array]:
+        """The saved states `(T, nq)`, `(T, nv)` as reported (e.g. projected)."""
+
+    @abc.abstractmethod
+    def check_adjoint(self, adjoint: diffrax.AbstractAdjoint) -> None:
+        """Host-side: raise `ValueError` for an adjoint that cannot differentiate this scheme."""
+
+
+class Unstabilized(AbstractStabilization):
+    """No stabilization (what `stabilization=None` means): the drift of the
+    constraints is left to the integrator's accuracy."""
+
+    needs_phi: ClassVar[bool] = False
+
+    def stabilize(self, terms):
+        return terms
+
+    def wrap_solver(self, solver):
+        return solver
+
+    def project_saved(self, model, qs, vs, ts):
+        return qs, vs
+
+    def check_adjoint(self, adjoint):
+        pass

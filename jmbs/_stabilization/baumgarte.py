@@ -1,0 +1,39 @@
+"""Baumgarte's stabilization: feedback of the constraint violation into `Gamma`."""
+
+from typing import ClassVar
+
+import equinox as eqx
+
+from .._custom_types import RealScalarLike
+from .._formulations.base import as_float, baumgarte_gamma, check_positive
+from .base import AbstractStabilization
+
+
+class Baumgarte(AbstractStabilization):
+    """Baumgarte's stabilization: `C v_dot = Gamma - 2 alpha (C v + b) - beta^2 Phi`.
+
+    The violation then obeys a damped oscillator (`alpha = beta` is critically
+    damped). Gains are in 1/s; too large gains make the equations stiff. They
+    are array leaves: a new value reuses the compiled simulation.
+    """
+
+    alpha: RealScalarLike = eqx.field(converter=as_float, default=5.0)
+    beta: RealScalarLike = eqx.field(converter=as_float, default=5.0)
+
+    needs_phi: ClassVar[bool] = True
+
+    def __check_init__(self):
+        for name in ("alpha", "beta"):  # a negative gain makes the violation grow
+            check_positive("Baumgarte", name, getattr(self, name), zero=True)
+
+    def stabilize(self, terms):
+        return baumgarte_gamma(terms, self.alpha, self.beta)
+
+    def wrap_solver(self, solver):
+        return solver
+
+    def project_saved(self, model, qs, vs, ts):
+        return qs, vs
+
+    def check_adjoint(self, adjoint):
+        pass  # the feedback is part of the continuous equations: every adjoint applies

@@ -1,0 +1,196 @@
+"""Projection onto the constraint manifold after every step, as a diffrax solver wrapper."""
+
+import functools
+from typing import ClassVar
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array
+
+from .._assembly import constraint_matrix, inverse_mass_matrix, phi, qdot, velocity_rhs
+from .._custom_types import RealScalarLike
+from .._formulations.base import as_float
+from .._kinematics import retract, velocity_increment
+from .._linalg import PROJECTION_RTOL, mechanism_size, min_norm_solve
+from .._model import Model
+from .base import AbstractStabilization
+
+
+class Projection(AbstractStabilization):
+    """Project positions and velocities onto the constraint manifold after every
+    step (González et al., paper 002, eqs. 2-3), with the mass-weighted
+    pseudoinverse `W = M^-1 C^T (C M^-1 C^T)^+`:
+
+    - positions: `q <- q - W Phi` (through the quaternion retraction, so
+      quaternions stay unit), repeated until `max |Phi| <= tol`;
+    - velocities: `v <- v - W (C v + b)`.
+
+    Redundant rows are harmless (pseudoinverse). Pfaffian rows take part in the
+    velocity projection only. The saved states are projected too
+    (interpolated points are otherwise off the manifold by the interpolation
+    error).
+
+    **Arguments:**
+    - `tol`: position tolerance, relative to the size of the mechanism
+      (an array leaf: a new value reuses the compiled simulation).
+    - `max_iterations`: iterations of the position projection per step; a step
+      whose projection does not converge is rejected (adaptive steps) or ends
+      the run with a result code.
+    """
+
+    tol: RealScalarLike = eqx.field(converter=as_float, default=1e-12)
+    max_iterations: int = eqx.field(static=True, default=8)
+
+    needs_phi: ClassVar[bool] = False
+
+    def project(self, model: Model, q: Array, v: Array, t: Array) -> tuple[Array, Array, Array]:
+        """`(q, v, converged)` projected onto the constraints at time `t`."""
+        return project(model, q, v, t, self.tol, self.max_iterations)
+
+    def stabilize(self, terms):
+        return terms
+
+    def wrap_solver(self, solver):
+        return _ProjectedSolver(solver, self)
+
+    def project_saved(self, model, qs, vs, ts):
+        qs, vs, _ = jax.vmap(lambda q, v, t: self.project(model, q, v, t))(qs, vs, ts)
+        return qs, vs
+
+    def check_adjoint(self, adjoint):
+        if isinstance(adjoint, diffrax.BacksolveAdjoint):
+            raise ValueError(
+                "diffrax.BacksolveAdjoint solves the adjoint equations of the continuous motion "
+                "backwards, which the projection after each step is not part of; use "
+                "stabilization=jmbs.Baumgarte(...) or None with it, or keep Projection with the "
+                "default adjoint (diffrax.RecursiveCheckpointAdjoint)")
+
+
+class _ProjectedSolver(diffrax.AbstractWrappedSolver):
+    """A diffrax solver whose every step end is projected onto the constraints.
+
+    A step whose projection fails is rejected (infinite error estimate) by an
+    adaptive controller and reported as `RESULTS.nonlinear_divergence` (jmbs's
+    `RESULTS` names it `projection_failed` in its message) otherwise.
+
+    First-same-as-last: every step is taken as after a jump (`made_jump=True`),
+    so a FSAL solver (Tsit5, Dopri5, ...) re-evaluates the vector field at the
+    step's start instead of reusing the last stage of the previous step. That
+    stage belongs to the previous step's *unprojected* end point; reusing it
+    would integrate from the projected state with the derivative of another.
+    It costs one evaluation of the vector field per step.
+    """
+
+    solver: diffrax.AbstractSolver
+    projection: Projection
+
+    @property
+    def term_structure(self):
+        return self.solver.term_structure
+
+    @property
+    def interpolation_cls(self):
+        return self.solver.interpolation_cls
+
+    @property
+    def root_finder(self):
+        return self.solver.root_finder
+
+    def order(self, terms):
+        return self.solver.order(terms)
+
+    def strong_order(self, terms):
+        return self.solver.strong_order(terms)
+
+    def error_order(self, terms):
+        return self.solver.error_order(terms)
+
+    def init(self, terms, t0, t1, y0, args):
+        return self.solver.init(terms, t0, t1, y0, args)
+
+    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        y1, y_error, dense_info, solver_state, result = self.solver.step(
+            terms, t0, t1, y0, args, solver_state, True)
+        q, v, ok = self.projection.project(args.model, y1[0], y1[1], t1)
+        if y_error is not None:  # reject steps whose projection failed (adaptive steps)
+            y_error = jax.tree.map(lambda e: jnp.where(ok, e, jnp.inf), y_error)
+        result = diffrax.RESULTS.where(ok, result, diffrax.RESULTS.nonlinear_divergence)
+        return (q, v), y_error, dense_info, solver_state, result
+
+    def func(self, terms, t0, y0, args):
+        return self.solver.func(terms, t0, y0, args)
+
+
+def project(model: Model, q: Array, v: Array, t: Array, tol, max_iterations: int):
+    """Mass-weighted projection of `q` onto `Phi(q, t) = 0` (Gauss-Newton with the
+    pseudoinverse, through the quaternion retraction), then of `v` onto
+    `C v + b = 0`. Returns `(q, v, converged)`.
+
+    Differentiable: the position projection's derivative is the tangent
+    projector at the result (`_project_positions_jvp`), never its iterations.
+    """
+    tol = jax.lax.stop_gradient(jnp.asarray(tol, float))
+    q, ok, C, b = _project_positions(model, q, t, tol, max_iterations)
+    v = v + _correction(model, C, C @ v + b, jnp.ones(model.nc, bool))
+    return q, v, ok
+
+
+def _correction(model: Model, C: Array, err: Array, rows: Array) -> Array:
+    """`-M^-1 C^T (C M^-1 C^T)^+ err` on `rows` (the others are left out)."""
+    Minv = inverse_mass_matrix(model)
+    Ch = jnp.where(rows[:, None], C, 0.0)
+    return -Minv @ Ch.T @ min_norm_solve(Ch @ Minv @ Ch.T, jnp.where(rows, err, 0.0),
+                                         PROJECTION_RTOL)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
+def _project_positions(model: Model, q: Array, t: Array, tol: Array, max_iterations: int):
+    """`(q, converged, C, b)`: the projected positions, with `C` and `b` from the
+    last iteration.
+
+    Each iteration evaluates `Phi`, `C` and `b` once; the loop stops after the
+    iteration that finds `|Phi|` within the tolerance, so its `C` and `b` (at
+    the final point, up to that last tiny correction) serve the velocities.
+    """
+    hol = jnp.asarray(model.holonomic_rows)
+    limit = tol * mechanism_size(model, q)
+    nc = model.nc
+
+    def cond(state):
+        _, res, k, _, _ = state
+        return (res > limit) & (k < max_iterations)
+
+    def body(state):
+        q, _, k, _, _ = state
+        r = jnp.where(hol, phi(model, q, t), 0.0)
+        C = constraint_matrix(model, q, t)
+        return (retract(model, q, _correction(model, C, r, hol)), jnp.max(jnp.abs(r), initial=0.0),
+                k + 1, C, velocity_rhs(model, q, t))
+
+    init = (q, jnp.asarray(jnp.inf), jnp.asarray(0), jnp.zeros((nc, model.nv)), jnp.zeros(nc))
+    q, res, _, C, b = jax.lax.while_loop(cond, body, init)
+    return q, res <= limit, C, b
+
+
+@_project_positions.defjvp
+def _project_positions_jvp(max_iterations, primals, tangents):
+    """To first order in the distance projected, the projection moves a change of
+    the input along the constraint manifold's tangent space (mass metric), and a
+    change of the model or time by the correction that keeps `Phi = 0`. The
+    tolerance gets no derivative."""
+    model, q, t, tol = primals
+    dmodel, dq, dt, _ = tangents
+    out = _project_positions(model, q, t, tol, max_iterations)
+    qs = out[0]
+    hol = jnp.asarray(model.holonomic_rows)
+    _, dphi = jax.jvp(lambda m, tt: jnp.where(hol, phi(m, qs, tt), 0.0), (model, t), (dmodel, dt))
+    (C, _), terms_jvp = jax.linearize(
+        lambda m, qq, tt: (constraint_matrix(m, qq, tt), velocity_rhs(m, qq, tt)), model, qs, t)
+    dv = velocity_increment(model, qs, dq)
+    dv = dv + _correction(model, C, C @ dv + dphi, hol)
+    dqs = qdot(model, qs, dv)
+    dC, db = terms_jvp(dmodel, dqs, dt)
+    return out, (dqs, np.zeros(out[1].shape, jax.dtypes.float0), dC, db)

@@ -1,0 +1,158 @@
+"""The architecture's rules, checked: no import cycles, a lean `import jmbs` that changes no
+environment, float64 enforced, and no private names used outside the package."""
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "jmbs"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Edges module -> jmbs module it imports, counting imports inside functions too."""
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[:len(base) - (node.level - 1)]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                # `from pkg import sub` imports the module pkg.sub where it is one.
+                subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in files]
+                targets = subs or [mod]
+            for t in targets:
+                while t and t not in files:  # `import jmbs.x.y` of a name inside a module
+                    t = t.rpartition(".")[0]
+                if t and t != name:
+                    graph[name].add(t)
+    return graph
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one module."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_import_graph_finds_a_planted_cycle():
+    # The checker itself: a two-module cycle and a three-module one are found, a chain is not.
+    graph = {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c"}, "f": {"a"}}
+    assert sorted(strongly_connected(graph)) == [["a", "b"], ["c", "d", "e"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_the_package():
+    graph = import_graph()
+    assert "jmbs._assembly" in graph and graph["jmbs._assembly"], "the graph was not read"
+    # Package __init__ modules re-export their members, which import siblings through the
+    # package path: only cycles between modules count, not a member and its own package.
+    cycles = [c for c in strongly_connected(graph)
+              if not any(all(m == p or m.startswith(p + ".") for m in c) for p in c)]
+    assert cycles == [], f"import cycles: {cycles}"
+
+
+def _fresh(code: str, **env) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in ("PJRT_NPROC", "XLA_FLAGS")} | env
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=environ)
+
+
+def test_import_changes_no_environment_and_loads_no_application_code():
+    out = _fresh(
+        "import os, sys, json\n"
+        "before = dict(os.environ)\n"
+        "import jax\n"
+        "x64_before = jax.config.read('jax_enable_x64')\n"
+        "import jmbs\n"
+        "print(json.dumps({'env_changed': sorted(k for k in set(before) | set(os.environ)\n"
+        "                                        if before.get(k) != os.environ.get(k)),\n"
+        "                  'x64': [x64_before, jax.config.read('jax_enable_x64')],\n"
+        "                  'loaded': sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'\n"
+        "                                   or m.startswith('jmbs.reproduce'))}))")
+    assert out.returncode == 0, out.stderr[-3000:]
+    import json
+
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["env_changed"] == []
+    assert got["x64"] == [False, True]
+    assert got["loaded"] == []
+
+
+def test_a_float32_process_is_refused_with_a_clear_message():
+    out = _fresh(
+        "import jax, jmbs\n"
+        "model = jmbs.examples.slider_crank()\n"
+        "jax.config.update('jax_enable_x64', False)\n"
+        "for call in (lambda: jmbs.constraint_matrix(model, model.q0, 0.0),\n"
+        "             lambda: jmbs.solvability(model),\n"
+        "             lambda: jmbs.examples.slider_crank()):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except RuntimeError as e:\n"
+        "        print('refused:', e)\n"
+        "    else:\n"
+        "        print('computed in float32')\n")
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("refused:") for line in lines), out.stdout
+    assert all("jax.config.update('jax_enable_x64', True)" in line for line in lines)
+
+
+PRIVATE = re.compile(r"\bjmbs\._(?!_)\w|from jmbs(\.\w+)* import \(?_(?!_)\w")
+
+
+@pytest.mark.parametrize("folder", ["tests", "experiments", "benchmarks", "docs"])
+def test_no_private_names_outside_the_package(folder):
+    offenders = []
+    for path in (ROOT / folder).rglob("*"):
+        if path.suffix not in (".py", ".md") or path == Path(__file__).resolve():
+            continue
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            if PRIVATE.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{k}: {line.strip()}")
+    assert offenders == [], "private names used outside jmbs/:\n" + "\n".join(offenders)
