@@ -7,16 +7,13 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Bool
+from jaxtyping import Array
 
 from .._model import Model
-from .analysis import element_sets as element_sets  # re-exported: older imports use this path
-from .analysis import solvability_decisions
+from .analysis import element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
-from .registry import DEFAULT_METHOD
-from .registry import METHODS as METHODS
-from .registry import resolve_method as resolve_method
+from .registry import DEFAULT_METHOD, resolve_method
 
 
 def group_set(model: Model, names) -> np.ndarray:
@@ -59,16 +56,6 @@ def as_time(t, what: str = "t") -> float:
     if not np.isfinite(t):
         raise ValueError(f"{what} must be finite; got {float(t)}")
     return float(t)
-
-
-# The name the documentation used before `as_configuration` (plotting still imports it).
-check_configuration = as_configuration
-
-
-def analyse(model: Model, method: AbstractSolvabilityMethod, q: Array, t: Array,
-            sets: Bool[Array, "s nc"]) -> Decisions:
-    """Deprecated name of `jmbs.solvability_decisions(model, q, t, method, sets=sets)`."""
-    return solvability_decisions(model, q, t, method, sets=sets)
 
 
 characteristic_lengths = eqx.filter_jit(lambda model: model.characteristic_lengths())

@@ -10,7 +10,7 @@ from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 from .._joints.registry import ELEMENT_TYPES
 from .._model import Model
-from .._solvability.report import SolvabilityReport, check_configuration, solvability
+from .._solvability.report import SolvabilityReport, as_configuration, solvability
 from .base import (
     BODY,
     INK,
@@ -63,7 +63,7 @@ def plot_mechanism(model: Model, q=None, *, report: SolvabilityReport | None = N
                          f"{', '.join(report.model.element_names)}); pass jmbs.solvability(model, q)")
     if q is None:
         q = model.q0 if report is None else report.q
-    q = check_configuration(model, q)
+    q = as_configuration(model, q)
     if q.ndim != 1:
         raise ValueError(f"q must be one configuration ({model.nq},), got shape {q.shape}; "
                          "use jmbs.plotting.animate for a trajectory")
