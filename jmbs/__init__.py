@@ -16,11 +16,14 @@ from ._assembly import inverse_mass_matrix as inverse_mass_matrix
 from ._assembly import kinematic_matrix as kinematic_matrix
 from ._assembly import mass_matrix as mass_matrix
 from ._assembly import phi as phi
+from ._assembly import potential_energy as potential_energy
 from ._assembly import qdot as qdot
 from ._assembly import velocity_residual as velocity_residual
 from ._assembly import velocity_rhs as velocity_rhs
 from ._batch import batch_map as batch_map
 from ._expression import Expression as Expression
+from ._forces.registry import FORCE_TYPES as FORCE_TYPES
+from ._forces.registry import ForceType as ForceType
 from ._formulations.augmented_lagrangian import AugmentedLagrangian as AugmentedLagrangian
 from ._formulations.base import AbstractFormulation as AbstractFormulation
 from ._formulations.base import DynamicsTerms as DynamicsTerms
@@ -48,7 +51,9 @@ from ._model import Model as Model
 from ._model.builder import ModelBuilder as ModelBuilder
 from ._reactions import Reactions as Reactions
 from ._reactions import StateResult as StateResult
+from ._reactions import StaticResult as StaticResult
 from ._reactions import reactions as reactions
+from ._reactions import statics as statics
 from ._simulate import RESULTS as RESULTS
 from ._simulate import Solution as Solution
 from ._simulate import energy as energy

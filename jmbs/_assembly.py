@@ -16,6 +16,7 @@ from jaxtyping import Array, Float
 from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot
 from ._config import require_x64
 from ._custom_types import Scalar
+from ._forces.base import LoadInputs
 from ._linalg import inverse3
 from ._model import Model
 
@@ -218,7 +219,14 @@ def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
 
 @_jitted
 def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv"]:
-    """Gravity plus, in 3-D, the gyroscopic moments `-omega' x J' omega'`."""
+    """`F`: gravity, in 3-D the gyroscopic moments `-omega' x J' omega'`, and the
+    force elements (springs, dampers, bushings, applied loads, actuators); joint
+    friction, which depends on the reactions, is added where the multipliers are
+    solved for (`jmbs.dynamics` and the simulation)."""
+    return _inertial_forces(model, v) + element_forces(model, q, v, t)
+
+
+def _inertial_forces(model: Model, v: Array) -> Array:
     nb, d = model.n_bodies, model.dim
     f = model.mass[:, None] * model.gravity[None, :]
     if d == 2:
@@ -226,3 +234,44 @@ def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv
     w = v.reshape(nb, 6)[:, 3:]
     gyro = -jnp.cross(w, jnp.einsum("nij,nj->ni", model.inertia, w))
     return jnp.concatenate([f, gyro], axis=1).ravel()
+
+
+def element_forces(model: Model, q: Array, v: Array, t, lam: Array | None = None) -> Array:
+    """`(nv,)` the generalized forces of the force elements: without `lam` those that
+    do not read the reactions, with `lam` (multipliers, element order) only those
+    that do (friction). Traced code, not jitted on its own."""
+    groups = [g for g in model.forces if g.reads_reactions == (lam is not None)]
+    nvb = NV[model.dim]
+    out = jnp.zeros((model.n_bodies + 1, nvb))
+    x = LoadInputs(q, v, jnp.asarray(t, dtype=float), lam)
+    for g in groups:
+        qs, vs = _group_inputs(model, g, q, v)
+        out = out.at[np.asarray(g.bodies)].add(g.generalized(qs, vs, x))
+    return out[:-1].ravel()  # the ground's row is dropped
+
+
+def reads_reactions(model: Model) -> bool:
+    """Whether a force element depends on the reactions (then the dynamics iterate)."""
+    return any(g.reads_reactions for g in model.forces)
+
+
+@_jitted
+def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
+    """Gravitational potential energy plus that of the springs (linear spring-dampers,
+    rotational springs, bushings)."""
+    r = q.reshape(model.n_bodies, -1)[:, :model.dim]
+    return _spring_energy(model, q) - jnp.sum(model.mass * (r @ model.gravity))
+
+
+def _spring_energy(model: Model, q: Array) -> Array:
+    return sum((jnp.sum(g.potential(_group_inputs(model, g, q, None)[0])) for g in model.forces),
+               jnp.zeros(()))
+
+
+def element_power(model: Model, q: Array, v: Array, t, lam: Array) -> Array:
+    """The power of the force elements' non-conservative part: their total power
+    `F_e . v` plus the rate of their potential energy (traced code)."""
+    F = element_forces(model, q, v, t) + (element_forces(model, q, v, t, lam)
+                                          if reads_reactions(model) else 0.0)
+    _, dV = jax.jvp(lambda qq: _spring_energy(model, qq), (q,), (qdot(model, q, v),))
+    return F @ v + dV

@@ -1,6 +1,7 @@
 """Multipliers -> physical reactions (wrenches on body j), with their uniqueness."""
 
 import functools
+import warnings
 
 import equinox as eqx
 import jax
@@ -8,10 +9,19 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float
 
-from ._assembly import _group_inputs
-from ._formulations.base import AbstractFormulation, Prepared, check_finite, dynamics_terms, resolve
+from ._assembly import _group_inputs, constraint_matrix, generalized_forces
+from ._formulations.base import (
+    AbstractFormulation,
+    Prepared,
+    check_finite,
+    dynamics_terms,
+    is_traced,
+    resolve,
+    solve_dynamics,
+)
 from ._formulations.null_space import NullSpaceProjection
 from ._kinematics import check_state
+from ._linalg import min_norm_solve, numerical_rank
 from ._model import Model
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
@@ -61,6 +71,32 @@ def uniqueness(model: Model, C: Array, rigid: np.ndarray,
     d: Decisions = method.decide(C, jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
     return jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp
+
+
+def check_friction(model: Model, prepared: Prepared, q: Array, t, method: AbstractSolvabilityMethod,
+                   where: str) -> None:
+    """Host-side, where a run is prepared: refuse joint friction on a joint whose reaction
+    force is not unique under `prepared` (the motion would depend on the formulation),
+    naming the joint, unless the element allows it (then warn). Traced input is not
+    looked at (the check needs values)."""
+    friction = [s for s in model.force_specs if s.kind == "joint_friction"]
+    if not friction or is_traced(model, q, t):
+        return
+    _, comp = uniqueness(model, constraint_matrix(model, q, t), prepared.rigid_rows, method)
+    comp = np.asarray(comp)
+    for s in friction:
+        if np.all(comp[np.asarray(s.reaction_rows, int)]):
+            continue
+        msg = (f"{where}: joint friction {s.name!r} acts on joint {s.joint!r}, whose reaction "
+               "force is not unique: the rigid model fixes only the sum of the redundant "
+               "reactions, so the friction force, and with it the motion, would depend on the "
+               "formulation's choice. Replace the joint (or a redundant one of its loop) by a "
+               "bushing (ModelBuilder.add_bushing), or use jmbs.Penalty")
+        if not s.allow_nonunique:
+            raise ValueError(msg + "; or pass allow_nonunique=True to add_joint_friction to "
+                             "accept this formulation's split")
+        warnings.warn(msg + " (allowed by allow_nonunique=True: the motion depends on the "
+                      "formulation)", stacklevel=3)
 
 
 _NON_UNIQUE = (
@@ -222,12 +258,74 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     v = check_state("jmbs.reactions", "v", v, model.nv, "velocity coordinate")
     check_finite("jmbs.reactions", "t", t, "pass a finite time")
     t = jnp.asarray(t, dtype=float)
-    return _reactions(model, resolve(formulation, model, q, t, "jmbs.reactions"), method, q, v, t)
+    prepared = resolve(formulation, model, q, t, "jmbs.reactions")
+    check_friction(model, prepared, q, t, method, "jmbs.reactions")
+    return _reactions(model, prepared, method, q, v, t)
 
 
 @eqx.filter_jit
 def _reactions(model, prepared: Prepared, method, q, v, t):
     terms = dynamics_terms(model, q, v, t)
-    v_dot, lam = prepared.solve(terms)
+    v_dot, lam = solve_dynamics(model, prepared, terms, q, v, t)
     return StateResult(v_dot, build_reactions(model, q, t, lam, prepared.rigid_rows, terms.C,
                                               method))
+
+
+class StaticResult(eqx.Module):
+    """`jmbs.statics` at one configuration.
+
+    - `reactions`: the reactions and driving forces that hold the bodies at rest
+      against gravity and the force elements (the minimum-norm set where they
+      are not unique; `Reactions.is_unique` says which are);
+    - `unbalanced (nv,)`: the generalized force that no reaction can balance
+      (zero in equilibrium: the part of the load along the free motions);
+    - `in_equilibrium`: whether it is zero (relative to the load, to `rtol`).
+    """
+
+    reactions: Reactions
+    unbalanced: Float[Array, " nv"]
+    in_equilibrium: Bool[Array, ""]
+
+
+def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e-8,
+            uniqueness: AbstractSolvabilityMethod | None = None) -> StaticResult:
+    """Kinetostatics with applied loads: the reactions and driving forces that hold the
+    model at rest in configuration `q` at time `t` (`C^T lambda = F(q, 0, t)`).
+
+    A mechanism whose drivers lock every degree of freedom is in equilibrium
+    under any load, and the drivers' reactions are the static driving forces;
+    otherwise the load along the free motions is `unbalanced`.
+
+    **Arguments:**
+    - `q`: configuration `(nq,)` on the constraints; `t`: time.
+    - `rank`: the rank of `C` (default: decided from values, as the formulations
+      do; state it under `jax.vmap` / `jax.grad` over the model or `q`).
+    - `rtol`: equilibrium tolerance, relative to the largest generalized force.
+    - `uniqueness`: the solvability method deciding which reactions are unique.
+
+    **Raises:** `ValueError` for `q` of the wrong shape or not finite, or a traced
+    `q` or model without `rank`.
+    """
+    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness)
+    q = check_state("jmbs.statics", "q", q, model.nq, "coordinate")
+    check_finite("jmbs.statics", "t", t, "pass a finite time")
+    t = jnp.asarray(t, dtype=float)
+    if rank is None:
+        if is_traced(model, q, t):
+            raise ValueError("jmbs.statics: the model or q is traced, so the rank of C cannot be "
+                             "decided from values; pass rank= (e.g. from a concrete call's "
+                             "jmbs.solvability(model).rank)")
+        rank = numerical_rank(np.asarray(constraint_matrix(model, q, t)))
+    return _statics(model, method, q, t, int(rank), jnp.asarray(rtol, float))
+
+
+@eqx.filter_jit
+def _statics(model, method, q, t, rank, rtol):
+    C = constraint_matrix(model, q, t)
+    F = generalized_forces(model, q, jnp.zeros(model.nv), t)
+    lam = min_norm_solve(C @ C.T, C @ F, 0.0, rank)
+    unbalanced = F - C.T @ lam
+    scale = jnp.maximum(jnp.max(jnp.abs(F), initial=0.0), jnp.finfo(float).tiny)
+    ok = jnp.max(jnp.abs(unbalanced), initial=0.0) <= rtol * scale
+    reactions = build_reactions(model, q, t, lam, np.ones(model.nc, bool), C, method)
+    return StaticResult(reactions, unbalanced, ok)

@@ -19,10 +19,12 @@ from jaxtyping import Array, Float
 from .._assembly import (
     constraint_matrix,
     constraint_terms,
+    element_forces,
     generalized_forces,
     inverse_mass_matrix,
     mass_matrix,
     phi,
+    reads_reactions,
 )
 from .._linalg import numerical_rank
 from .._model import Model
@@ -70,6 +72,29 @@ def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.
     if _is_zero(alpha) and _is_zero(beta):
         return terms
     return baumgarte_gamma(terms, alpha, beta)
+
+
+# Fixed-point sweeps between the multipliers and the friction forces they cause: the
+# friction force changes the reactions by a fraction of itself (the coefficient times
+# a pin radius over a lever arm), so each sweep gains that factor.
+FRICTION_ITERATIONS = 4
+
+
+def solve_dynamics(model: Model, prepared: "Prepared", terms: DynamicsTerms, q: Array, v: Array,
+                   t) -> tuple[Array, Array]:
+    """`(v_dot, lambda)` at one state: the formulation's solve, and where force
+    elements read the reactions (joint friction), `FRICTION_ITERATIONS` sweeps of
+    solving with the friction forces of the previous multipliers."""
+    v_dot, lam = prepared.solve(terms)
+    if not reads_reactions(model):
+        return v_dot, lam
+
+    def sweep(_, state):
+        F = terms.F + element_forces(model, q, v, t, state[1])
+        return prepared.solve(eqx.tree_at(lambda x: x.F, terms, F))
+
+    # A loop, not unrolled: the solve is traced once.
+    return jax.lax.fori_loop(0, FRICTION_ITERATIONS, sweep, (v_dot, lam))
 
 
 def is_traced(*trees) -> bool:

@@ -16,12 +16,13 @@ from .._joints.base import ConstraintSpec, DriverSpec, ElementSpec, JointSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._kinematics import assemble as _assemble
 from . import validate
+from .forces import ForceElements
 from .model import GROUND, Body, BodySpec, Model, derive
 
 _RESERVED = (GROUND, "gravity")
 
 
-class ModelBuilder:
+class ModelBuilder(ForceElements):
     """Collects bodies and elements, validates them, and builds a `Model`.
 
     **Arguments:**
@@ -41,6 +42,7 @@ class ModelBuilder:
         self.ground = Body(GROUND, -1)
         self._bodies: list[BodySpec] = []
         self._elements: list[ElementSpec] = []
+        self._forces: list = []  # ForceSpec, see `ForceElements`
         self._values: dict[str, np.ndarray] = {}
         self._values["gravity"] = validate.vector(
             np.zeros(dim) if gravity is None else gravity, dim, "gravity", "model")
@@ -248,24 +250,7 @@ class ModelBuilder:
         """
         where = f"driver {name!r}"
         self._check_new_name(name)
-        kinds = {s.name: s for s in self._elements}
-        if joint not in kinds:
-            raise ValueError(f"{where}: " + validate.unknown("joint", joint, tuple(kinds)) +
-                             " (add the joint before its driver)")
-        target = kinds[joint]
-        drivable = tuple(ELEMENT_TYPES[target.kind].drivable.get(self.dim, ()))
-        if not drivable:
-            raise ValueError(
-                f"{where}: joint {joint!r} ({target.kind}) has no free coordinate a driver can "
-                "prescribe; drive a revolute (angle), prismatic (slide) or cylindrical joint")
-        if coordinate is None:
-            if len(drivable) > 1:
-                raise ValueError(f"{where}: joint {joint!r} ({target.kind}) has the coordinates "
-                                 f"{drivable}; choose one with coordinate=")
-            coordinate = drivable[0]
-        if coordinate not in drivable:
-            raise ValueError(f"{where}: joint {joint!r} ({target.kind}) has no {coordinate!r} "
-                             f"coordinate; it has {drivable}")
+        target, coordinate = self._joint_coordinate(joint, coordinate, where, "a driver can prescribe")
         keys = self._user_params(name, params, where)
         if isinstance(motion, str):
             try:
@@ -277,6 +262,30 @@ class ModelBuilder:
         self._elements.append(DriverSpec("driver", name, target.bodies, keys, cls.components,
                                          joint, coordinate, motion, keys))
         return name
+
+    def _joint_coordinate(self, joint: str, coordinate: str | None, where: str,
+                          purpose: str) -> tuple[ElementSpec, str]:
+        """The joint named `joint` and which of its free coordinates (`coordinate`, or
+        its only one); `ValueError` naming `where` otherwise."""
+        kinds = {s.name: s for s in self._elements}
+        if joint not in kinds:
+            raise ValueError(f"{where}: " + validate.unknown("joint", joint, tuple(kinds)) +
+                             " (add the joint first)")
+        target = kinds[joint]
+        drivable = tuple(ELEMENT_TYPES[target.kind].drivable.get(self.dim, ()))
+        if not drivable:
+            raise ValueError(
+                f"{where}: joint {joint!r} ({target.kind}) has no free coordinate {purpose}; "
+                "use a revolute (angle), prismatic (slide) or cylindrical joint")
+        if coordinate is None:
+            if len(drivable) > 1:
+                raise ValueError(f"{where}: joint {joint!r} ({target.kind}) has the coordinates "
+                                 f"{drivable}; choose one with coordinate=")
+            coordinate = drivable[0]
+        if coordinate not in drivable:
+            raise ValueError(f"{where}: joint {joint!r} ({target.kind}) has no {coordinate!r} "
+                             f"coordinate; it has {drivable}")
+        return target, coordinate
 
     def add_constraint(self, name: str, bodies: Sequence, holonomic: Callable | None = None,
                        pfaffian: Callable | None = None, components: Sequence[str] | None = None,
@@ -357,10 +366,13 @@ class ModelBuilder:
         # Canonical order (gravity, bodies, elements), however the calls were interleaved,
         # so that equal models have equal parameter layouts (model files, compiled code).
         owner = {n: k for k, n in enumerate(
-            ["gravity"] + [b.name for b in self._bodies] + [e.name for e in self._elements])}
+            ["gravity"] + [b.name for b in self._bodies] + [e.name for e in self._elements]
+            + [f.name for f in self._forces])}
         keys = sorted(self._values, key=lambda key: owner[key.split(".")[0]])
         values = {k: jnp.asarray(self._values[k], dtype=float) for k in keys}
-        model = derive(self.dim, tuple(self._bodies), specs, values)
+        forces = self._force_specs(nb)
+        model = derive(self.dim, tuple(self._bodies), specs, values, forces)
+        self._check_laws(forces, model.q0, model.v0)
         if assemble:
             model = eqx.tree_at(lambda m: m.q0, model, _assemble(model, model.q0, 0.0))
         if check:
@@ -373,7 +385,8 @@ class ModelBuilder:
             raise ValueError(f"name {name!r} must be a non-empty string without '.'")
         if name in _RESERVED:
             raise ValueError(f"name {name!r} is reserved; choose another")
-        taken = {b.name for b in self._bodies} | {e.name for e in self._elements}
+        taken = ({b.name for b in self._bodies} | {e.name for e in self._elements}
+                 | {f.name for f in self._forces})
         if name in taken:
             raise ValueError(f"duplicate name {name!r}: bodies and elements need unique names")
 

@@ -13,11 +13,16 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._bodies import NQ, NV, body_qdot, point, reference_q, rotation
+from .._forces.base import ForceSpec
+from .._forces.registry import force_class
 from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .._joints.registry import group_class
 from .validate import check_motion, unknown
 
 GROUND = "ground"
+# Force-element parameters that cannot be negative (checked where values are concrete).
+_NON_NEGATIVE = ("stiffness", "damping", "rest_length", "coulomb", "viscous", "radius",
+                 "velocity_scale")
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class Model(eqx.Module):
     mass: Float[Array, " nb"]
     inertia: Array  # (nb,) planar, (nb, 3, 3) spatial, body frame
     gravity: Float[Array, " dim"]
+    # Force elements (springs, applied loads, friction): no rows, they add to `F`.
+    force_specs: tuple[ForceSpec, ...] = eqx.field(static=True, default=())
+    forces: tuple = ()
 
     # ----- sizes and names (host-side) -----
     @property
@@ -95,6 +103,11 @@ class Model(eqx.Module):
     @property
     def element_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.element_specs)
+
+    @property
+    def force_names(self) -> tuple[str, ...]:
+        """The force elements' names, in the order they were added."""
+        return tuple(s.name for s in self.force_specs)
 
     def _holonomic(self) -> tuple[bool, ...]:
         """Per element, whether its group class is holonomic."""
@@ -245,10 +258,14 @@ class Model(eqx.Module):
             if not isinstance(value, jax.core.Tracer):  # values are checked where they are known
                 if not np.all(np.isfinite(value)):
                     raise ValueError(f"parameter {key!r} contains NaN or infinity: {value}")
-                if key.rpartition(".")[2] == "mass" and not np.all(value > 0):
+                arg = key.rpartition(".")[2]
+                if arg == "mass" and not np.all(value > 0):
                     raise ValueError(f"parameter {key!r}: a mass must be positive, got {value}")
+                if arg in _NON_NEGATIVE and key.partition(".")[0] in self.force_names \
+                        and not np.all(value >= 0):
+                    raise ValueError(f"parameter {key!r} must be non-negative, got {value}")
             values[key] = value
-        return derive(self.dim, self.body_specs, self.element_specs, values)
+        return derive(self.dim, self.body_specs, self.element_specs, values, self.force_specs)
 
     def with_motions(self, motions: dict[str, Callable]) -> "Model":
         """A model whose drivers follow new motions: `{driver name: f(t)}`.
@@ -269,25 +286,25 @@ class Model(eqx.Module):
             check_motion(fn, None, f"driver {name!r}")
         specs = tuple(dataclasses.replace(s, motion=motions[s.name], param_keys=())
                       if s.name in motions else s for s in self.element_specs)
-        new = derive(self.dim, self.body_specs, specs, self.params())
+        new = derive(self.dim, self.body_specs, specs, self.params(), self.force_specs)
         return eqx.tree_at(lambda m: (m.q0, m.v0), new, (self.q0, self.v0))
 
 
 def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[ElementSpec, ...],
-           values: dict[str, Array]) -> Model:
+           values: dict[str, Array], force_specs: tuple[ForceSpec, ...] = ()) -> Model:
     """The `Model` of these specs and parameter values (traceable in the values).
 
     Compiled once per structure: the specs and the keys are static (hashable;
-    motion and constraint functions hash by identity), the values are traced.
+    motion, constraint and force-law functions hash by identity), the values are traced.
     """
-    return _derive(dim, tuple(body_specs), tuple(element_specs), tuple(values),
+    return _derive(dim, tuple(body_specs), tuple(element_specs), tuple(force_specs), tuple(values),
                    tuple(jnp.asarray(v, dtype=float) for v in values.values()))
 
 
 # The keys go in as a static tuple rather than as the dict's pytree structure, which
 # would sort them: the parameter layout keeps the order the builder gave.
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _derive(dim: int, body_specs, element_specs, keys: tuple[str, ...], arrays) -> Model:
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+def _derive(dim: int, body_specs, element_specs, force_specs, keys: tuple[str, ...], arrays) -> Model:
     values = dict(zip(keys, arrays))
     nb = len(body_specs)
     q0 = jnp.stack([reference_q(values[f"{b.name}.position"], values[f"{b.name}.{b.orientation}"],
@@ -328,12 +345,18 @@ def _derive(dim: int, body_specs, element_specs, keys: tuple[str, ...], arrays) 
     for members in grouped.values():
         groups.append(classes[members[0]].derive([element_specs[k] for k in members], ctx))
         order += [r for k in members for r in range(*rows[k])]
+    forces: dict[Any, list[ForceSpec]] = {}
+    for spec in force_specs:
+        cls = force_class(dim, spec)
+        forces.setdefault(cls.group_key(spec), []).append(spec)
+    force_groups = tuple(force_class(dim, specs[0]).derive(specs, ctx) for specs in forces.values())
     # order[i] is the element-order row of stacked row i; invert it for a gather.
     row_order = tuple(int(i) for i in np.argsort(order)) if order != sorted(order) else None
     layout = tuple((key, tuple(jnp.shape(v))) for key, v in values.items())
     vector = jnp.concatenate([jnp.ravel(v) for v in values.values()])
     return Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
-                 vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, values["gravity"])
+                 vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, values["gravity"],
+                 force_specs, force_groups)
 
 
 def _inertia3(J: Array) -> Array:

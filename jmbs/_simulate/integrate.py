@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._assembly import mass_matrix, phi, qdot
-from .._formulations.base import Prepared, dynamics_terms
+from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
+from .._formulations.base import Prepared, dynamics_terms, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL, mechanism_size
 from .._model import Model
 from .._reactions import build_reactions
@@ -31,19 +31,21 @@ class Args(eqx.Module):
 
 
 def vector_field(t, y, args: Args):
-    """`(q_dot, v_dot)` at `(t, (q, v))`."""
+    """`(q_dot, v_dot)` at `(t, (q, v))`; with force elements the state carries their
+    non-conservative work `w` too: `(q_dot, v_dot, w_dot)` at `(t, (q, v, w))`."""
     model, formulation, stabilization = args.model, args.formulation, args.stabilization
-    q, v = y
+    q, v = y[0], y[1]
     needs_phi = formulation.formulation.needs_phi or stabilization.needs_phi
     terms = stabilization.stabilize(dynamics_terms(model, q, v, t, with_phi=needs_phi))
-    v_dot, _ = formulation.solve(terms)
-    return qdot(model, q, v), v_dot
+    v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
+    if len(y) == 2:
+        return qdot(model, q, v), v_dot
+    return qdot(model, q, v), v_dot, element_power(model, q, v, t, lam)
 
 
 def energy(model: Model, q: Array, v: Array) -> Array:
-    """Kinetic plus gravitational potential energy at one state."""
-    r = q.reshape(model.n_bodies, -1)[:, :model.dim]
-    return 0.5 * v @ mass_matrix(model) @ v - jnp.sum(model.mass * (r @ model.gravity))
+    """Kinetic plus potential energy (gravity and springs) at one state."""
+    return 0.5 * v @ mass_matrix(model) @ v + potential_energy(model, q)
 
 
 def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod | None, q: Array,
@@ -52,7 +54,7 @@ def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod 
     `(v_dot, reactions, position violation, velocity violation, energy)`; no
     reactions where `method` is None."""
     terms = dynamics_terms(model, q, v, t)
-    v_dot, lam = formulation.solve(terms)
+    v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
     reactions = (None if method is None else
                  build_reactions(model, q, t, lam, formulation.rigid_rows, terms.C, method))
     return (v_dot, reactions, jnp.max(jnp.abs(terms.phi), initial=0.0),
@@ -64,17 +66,21 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
               q0, v0, initial_tol, max_steps):
     """Project the initial state, integrate, project the saved states.
 
-    Returns `(ts, qs, vs, result, stats, q0, v0)` with the projected initial state.
+    Returns `(ts, qs, vs, work, result, stats, q0, v0)` with the projected initial
+    state; `work` is that of the force elements' non-conservative part (zero
+    without force elements).
     """
     hol = jnp.asarray(model.holonomic_rows)
     off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
     far = off > initial_tol * mechanism_size(model, q0)
     q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
+    y0 = (q0, v0) + ((jnp.zeros(()),) if model.forces else ())
     out = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field), stabilization.wrap_solver(solver), t0, t1, dt0, (q0, v0),
+        diffrax.ODETerm(vector_field), stabilization.wrap_solver(solver), t0, t1, dt0, y0,
         Args(model, formulation, stabilization), saveat=saveat, stepsize_controller=controller,
         adjoint=adjoint, max_steps=max_steps, throw=False)
-    ts, (qs, vs) = out.ts, out.ys
+    ts, (qs, vs) = out.ts, out.ys[:2]
+    work = out.ys[2] if model.forces else jnp.zeros(ts.shape)
     qs, vs = stabilization.project_saved(model, qs, vs, ts)
     finite = jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
     result = RESULTS.where(finite, RESULTS.successful, RESULTS.not_finite)
@@ -84,15 +90,15 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
     result = RESULTS.where(run == RESULTS.successful, result, run)
     result = RESULTS.where(ok0, result, RESULTS.initial_projection_failed)
     result = RESULTS.where(far, RESULTS.initial_state_off, result)
-    return ts, qs, vs, result, out.stats, q0, v0
+    return ts, qs, vs, work, result, out.stats, q0, v0
 
 
 @eqx.filter_jit
-def solution(model, formulation, method, ts, qs, vs, result, stats) -> Solution:
+def solution(model, formulation, method, ts, qs, vs, work, result, stats) -> Solution:
     """Accelerations, reactions, violations and energy at the saved states (compiled
     apart from the integration, so a new solver or time span reuses it)."""
     v_dot, reactions, viol, vviol, en = jax.vmap(
         lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
     finite = jnp.all(jnp.isfinite(v_dot))
     result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
-    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, result, stats)
+    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, stats)

@@ -20,6 +20,7 @@ from .._formulations.null_space import NullSpaceProjection
 from .._kinematics import assemble, fail_if
 from .._linalg import mechanism_size
 from .._model import Model
+from .._reactions import check_friction
 from .._solvability.base import AbstractSolvabilityMethod
 from .._solvability.registry import DEFAULT_METHOD, resolve_method
 from .._stabilization.base import AbstractStabilization, Unstabilized
@@ -146,13 +147,14 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     # rows are only nearly dependent.
     q_on = q0 if off is None else assemble(model, q0, t0, throw=False)
     prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
+    check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
 
     # The run: one program, whatever the input.
-    ts, qs, vs, result, stats, q0p, v0p = integrate(
+    ts, qs, vs, work, result, stats, q0p, v0p = integrate(
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
         None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
         jnp.asarray(initial_tol, float), max_steps)
-    sol = solution(model, prepared, method if reactions else None, ts, qs, vs, result, stats)
+    sol = solution(model, prepared, method if reactions else None, ts, qs, vs, work, result, stats)
 
     # Finish: the warning for a projected start, then failures.
     if off is not None:

@@ -39,7 +39,10 @@ class Solution(eqx.Module):
       saved time);
     - `violation (T,)`: `max |Phi|` over the holonomic rows, and
       `velocity_violation (T,)`: `max |C v + b|`;
-    - `energy (T,)`: kinetic plus gravitational potential energy;
+    - `energy (T,)`: kinetic plus potential energy (gravity and the springs);
+    - `work (T,)`: the work done since `t0` by the force elements' non-conservative
+      part (dampers, applied loads, actuators, friction), so that without
+      drivers `energy - work` stays constant (drivers' work is not included);
     - `result`: a `jmbs.RESULTS` item, `RESULTS.successful` on success
       (one per batch element under `jax.vmap`; `message` explains it);
     - `stats`: diffrax's statistics (steps taken, rejected, ...).
@@ -53,6 +56,7 @@ class Solution(eqx.Module):
     violation: Float[Array, " T"]
     velocity_violation: Float[Array, " T"]
     energy: Float[Array, " T"]
+    work: Float[Array, " T"]
     result: RESULTS
     stats: dict
 

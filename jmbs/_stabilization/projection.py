@@ -118,7 +118,7 @@ class _ProjectedSolver(diffrax.AbstractWrappedSolver):
         if y_error is not None:  # reject steps whose projection failed (adaptive steps)
             y_error = jax.tree.map(lambda e: jnp.where(ok, e, jnp.inf), y_error)
         result = diffrax.RESULTS.where(ok, result, diffrax.RESULTS.nonlinear_divergence)
-        return (q, v), y_error, dense_info, solver_state, result
+        return (q, v) + tuple(y1[2:]), y_error, dense_info, solver_state, result
 
     def func(self, terms, t0, y0, args):
         return self.solver.func(terms, t0, y0, args)

@@ -1,0 +1,1 @@
+"""Force elements (see `base.py`); the table of kinds is `registry.py`."""
