@@ -255,3 +255,21 @@ def test_formulations_agree_on_a_spring_loaded_redundant_mechanism(formulation):
     sol = jmbs.simulate(model, 1.0, saveat=ts, stepsize_controller=TIGHT, formulation=formulation)
     np.testing.assert_allclose(np.asarray(sol.q), np.asarray(ref.q), atol=1e-7)
     assert not bool(np.any(sol.reactions.is_unique("O0")))
+
+
+def test_a_batch_of_stiffnesses_under_vmap_matches_the_closed_form():
+    model = oscillator()
+    prepared = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)
+    ks = jnp.array([20.0, 50.0, 120.0])
+
+    def x_end(k):
+        m = model.with_params({"S.stiffness": k})
+        return jmbs.simulate(m, 1.0, saveat=jnp.array([1.0]), formulation=prepared,
+                             reactions=False, stepsize_controller=TIGHT).q[-1, 0]
+
+    x = np.asarray(jax.vmap(x_end)(ks)) - 0.8
+    for k, xk in zip(np.asarray(ks), x):
+        wn, z = math.sqrt(k / 2.0), 1.0 / (2 * math.sqrt(2.0 * k))
+        wd = wn * math.sqrt(1 - z * z)
+        expected = math.exp(-z * wn) * (0.2 * math.cos(wd) + z * wn * 0.2 / wd * math.sin(wd))
+        np.testing.assert_allclose(xk, expected, atol=1e-8)
