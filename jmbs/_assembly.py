@@ -74,6 +74,8 @@ def _group_inputs(model: Model, group, q: Array, v: Array | None):
 
 def _scatter_rows(model: Model, values: list[Array]) -> Array:
     """Stack per-group `(n, m, ...)` values and put their rows in element order."""
+    if not values:  # a model without constraints (bodies held by force elements, or free)
+        return jnp.zeros(0)
     out = jnp.concatenate([v.reshape((-1,) + v.shape[2:]) for v in values])
     return out if model.row_order is None else out[np.asarray(model.row_order)]
 

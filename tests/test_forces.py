@@ -273,3 +273,20 @@ def test_a_batch_of_stiffnesses_under_vmap_matches_the_closed_form():
         wd = wn * math.sqrt(1 - z * z)
         expected = math.exp(-z * wn) * (0.2 * math.cos(wd) + z * wn * 0.2 / wd * math.sin(wd))
         np.testing.assert_allclose(xk, expected, atol=1e-8)
+
+
+def test_a_model_without_constraints_falls_and_hangs_on_its_bushing():
+    """No joints at all: a free body falls as `-g t^2 / 2`; a body held only by an
+    undamped bushing oscillates about its static deflection `-m g / k` at `sqrt(k / m)`."""
+    m, k = 2.0, 800.0
+    b = ModelBuilder(dim=2, gravity=(0.0, -G))
+    b.add_body("free", 1.0, 0.1, (0.0, 0.0))
+    b.add_body("held", m, 0.1, (1.0, 0.0))
+    b.add_bushing("B", "ground", "held", (1.0, 0.0), (k, k, 10.0))
+    model = b.build()
+    assert model.nc == 0
+    ts = np.linspace(0.0, 1.0, 11)
+    sol = jmbs.simulate(model, 1.0, saveat=ts, stepsize_controller=TIGHT)
+    np.testing.assert_allclose(np.asarray(sol.q[:, 1]), -G * ts**2 / 2, atol=1e-9)
+    y = -m * G / k * (1 - np.cos(math.sqrt(k / m) * ts))
+    np.testing.assert_allclose(np.asarray(sol.q[:, 4]), y, atol=1e-9)
