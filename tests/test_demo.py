@@ -20,6 +20,7 @@ N_CHECKS = {
     "Redundant manipulator: Tables 8 and 10": 32,
     "Parallelogram and Bricard mechanism: one redundancy shared by a loop": 11,
     "Driven slider-crank: kinematics against the closed form": 4,
+    "Andrews' squeezing mechanism: the test set's reference solution": 3,
 }
 
 # Pękal & Frączek (papers/003), Tab. 4: the gripper with a torque drive in Cr, A 12 x 13 of rank 12.

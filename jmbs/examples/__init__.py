@@ -5,6 +5,7 @@ maps a name to each builder that takes no required argument. The papers'
 published results and the samplers of their mechanisms are in `jmbs.reproduce`.
 """
 
+from .andrews import andrews_squeezer as andrews_squeezer
 from .basic import BRICARD_AXES as BRICARD_AXES
 from .basic import BRICARD_POINTS as BRICARD_POINTS
 from .basic import bricard as bricard

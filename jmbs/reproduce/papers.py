@@ -21,6 +21,8 @@ PAPERS = {
     "003": "Pękal & Frączek: a kinetostatics-based study of uniqueness of reactions and drives "
            "in robotics",
     "A04": "IFToMM: library of computational benchmark problems, A04 Bricard mechanism",
+    "HW": "Hairer & Wanner, Solving ODEs II, VII.7, and the test set for IVP solvers: Andrews' "
+          "squeezing mechanism",
 }
 
 
@@ -124,3 +126,18 @@ BRICARD = {"redundancy": 1, "dof": 1, "grubler": 0, "unique": ()}  # IFToMM A04,
 # IFToMM A04: released at rest, the joint point starting at (1, -1, 0) (J3) reaches
 # x = -1 at t = 2.5 s and is back at x = +1 at t = 5 s.
 BRICARD_SWING = {"t_min": 2.5, "x_min": -1.0, "t_return": 5.0, "x_return": 1.0}
+
+
+# ----- Andrews' squeezing mechanism (Hairer & Wanner; the test set's andrews.f) -----
+
+# The reference solution at t = 0.03 s (PSIDE, rtol = atol = 1e-14): the seven angles
+# (beta, Theta, gamma, Phi, delta, Omega, epsilon) [rad] and their rates [rad/s].
+ANDREWS_T_END = 0.03
+ANDREWS_ANGLES = (0.1581077119629904e2, -0.1575637105984298e2, 0.4082224013073101e-1,
+                  -0.5347301163226948e0, 0.5244099658805304e0, 0.5347301163226948e0,
+                  0.1048080741042263e1)
+ANDREWS_RATES = (0.1139920302151208e4, -0.1424379294994111e4, 0.1103291221937134e2,
+                 0.1929337464421385e2, 0.5735699284790808e0, -0.1929337464421385e2,
+                 0.3231791658026955e0)
+# Significant digits to reproduce: the angles and the rates.
+ANDREWS_DIGITS = (8, 6)
