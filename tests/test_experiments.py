@@ -121,3 +121,9 @@ def test_design_mobile_robot(tmp_path):
     assert res["fd_rel_error"] < 1e-4
     for name in ("objective", "reactions", "paths"):
         assert (tmp_path / f"design_mobile_robot_{name}.png").stat().st_size > 10_000
+
+
+def test_andrews_squeezer(tmp_path):
+    results = _load("andrews_squeezer").main(short=True, out=tmp_path)
+    assert len(results) == 2 and all(r["ok"] for r in results.values())
+    assert (tmp_path / "andrews_squeezer.png").stat().st_size > 10_000
