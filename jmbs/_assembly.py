@@ -242,7 +242,7 @@ def element_forces(model: Model, q: Array, v: Array, t, lam: Array | None = None
     """`(nv,)` the generalized forces of the force elements: without `lam` those that
     do not read the reactions, with `lam` (multipliers, element order) only those
     that do (friction). Traced code, not jitted on its own."""
-    groups = [g for g in model.forces if g.reads_reactions == (lam is not None)]
+    groups = [g for g in model.force_groups if g.reads_reactions == (lam is not None)]
     nvb = NV[model.dim]
     out = jnp.zeros((model.n_bodies + 1, nvb))
     x = LoadInputs(q, v, jnp.asarray(t, dtype=float), lam)
@@ -254,7 +254,7 @@ def element_forces(model: Model, q: Array, v: Array, t, lam: Array | None = None
 
 def reads_reactions(model: Model) -> bool:
     """Whether a force element depends on the reactions (then the dynamics iterate)."""
-    return any(g.reads_reactions for g in model.forces)
+    return any(g.reads_reactions for g in model.force_groups)
 
 
 @_jitted
@@ -266,7 +266,7 @@ def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
 
 
 def _spring_energy(model: Model, q: Array) -> Array:
-    return sum((jnp.sum(g.potential(_group_inputs(model, g, q, None)[0])) for g in model.forces),
+    return sum((jnp.sum(g.potential(_group_inputs(model, g, q, None)[0])) for g in model.force_groups),
                jnp.zeros(()))
 
 

@@ -75,9 +75,11 @@ class Model(eqx.Module):
     mass: Float[Array, " nb"]
     inertia: Array  # (nb,) planar, (nb, 3, 3) spatial, body frame
     gravity: Float[Array, " dim"]
-    # Force elements (springs, applied loads, friction): no rows, they add to `F`.
+    # Force elements (springs, applied loads, friction): no rows, they add to `F`. `None`
+    # rather than an empty tuple when there are none (diffrax's backsolve adjoint cannot
+    # take an empty tuple node in its `args`); read them through `force_groups`.
     force_specs: tuple[ForceSpec, ...] = eqx.field(static=True, default=())
-    forces: tuple = ()
+    forces: tuple | None = None
 
     # ----- sizes and names (host-side) -----
     @property
@@ -103,6 +105,11 @@ class Model(eqx.Module):
     @property
     def element_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.element_specs)
+
+    @property
+    def force_groups(self) -> tuple:
+        """The stacked force-element groups (empty without force elements)."""
+        return self.forces or ()
 
     @property
     def force_names(self) -> tuple[str, ...]:
@@ -356,7 +363,7 @@ def _derive(dim: int, body_specs, element_specs, force_specs, keys: tuple[str, .
     vector = jnp.concatenate([jnp.ravel(v) for v in values.values()])
     return Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
                  vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, values["gravity"],
-                 force_specs, force_groups)
+                 force_specs, force_groups or None)
 
 
 def _inertia3(J: Array) -> Array:

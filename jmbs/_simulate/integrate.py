@@ -74,13 +74,13 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
     off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
     far = off > initial_tol * mechanism_size(model, q0)
     q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
-    y0 = (q0, v0) + ((jnp.zeros(()),) if model.forces else ())
+    y0 = (q0, v0) + ((jnp.zeros(()),) if model.force_groups else ())
     out = diffrax.diffeqsolve(
         diffrax.ODETerm(vector_field), stabilization.wrap_solver(solver), t0, t1, dt0, y0,
         Args(model, formulation, stabilization), saveat=saveat, stepsize_controller=controller,
         adjoint=adjoint, max_steps=max_steps, throw=False)
     ts, (qs, vs) = out.ts, out.ys[:2]
-    work = out.ys[2] if model.forces else jnp.zeros(ts.shape)
+    work = out.ys[2] if model.force_groups else jnp.zeros(ts.shape)
     qs, vs = stabilization.project_saved(model, qs, vs, ts)
     finite = jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
     result = RESULTS.where(finite, RESULTS.successful, RESULTS.not_finite)
