@@ -240,6 +240,9 @@ class ForceElements:
         """A force law: a constant goes into `values[key]` (a design parameter); a text
         becomes an `Expression` of `t`; a function is kept (checked at `build`)."""
         if isinstance(value, str):
+            if shape != ():
+                raise ValueError(f"{where}: a text law gives one number, but {key} needs {shape[0]}; "
+                                 "give a function f(t) returning them, or constant numbers")
             try:
                 return Expression(value), "t"
             except ValueError as e:

@@ -37,6 +37,8 @@ ALL = {
     "n_four_bar": n_four_bar,
     "spatial_four_bar": spatial_four_bar,
     "bricard": bricard,
+    # Hairer & Wanner's test problem: a spring and a driving torque (force elements).
+    "andrews_squeezer": andrews_squeezer,
     # The papers' mechanisms (docs/papers/); their published results are in
     # jmbs.reproduce.papers.
     "mobile_robot": mobile_robot,

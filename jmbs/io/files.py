@@ -12,6 +12,7 @@ import pydantic
 import yaml
 
 from .._expression import Expression
+from .._forces.registry import FORCE_TYPES
 from .._joints.base import ConstraintSpec, DriverSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._model import GROUND, Model
@@ -201,6 +202,14 @@ def _build(spec: ModelFile, root, label: str) -> Model:
                 b.add_joint(el.type, name, *bodies, **kw)
         except ValueError as e:
             fail(("elements", name), str(e))
+    for name, force in spec.forces.items():
+        kw = force.model_dump(exclude_none=True, exclude={"type"})
+        if "bodies" in kw:
+            kw["body_i"], kw["body_j"] = kw.pop("bodies")
+        try:  # text laws become `Expression`s: arithmetic only, no code runs
+            getattr(b, f"add_{force.type}")(name, **kw)
+        except ValueError as e:
+            fail(("forces", name), str(e))
     initial = spec.initial
     try:
         model = b.build(check=initial is None or initial.q is None)
@@ -322,6 +331,7 @@ def dumps(model: Model, *, description: str | None = None) -> str:
         if own:
             out.append("    params:")
             out += [_field(k, p[f"{spec.name}.{k}"], 6) for k in own]
+    out += _forces(model, p, names)
     q_ref, v_ref = (np.asarray(x) for x in (model.with_params({}).q0, model.with_params({}).v0))
     q0, v0 = np.asarray(model.q0), np.asarray(model.v0)
     if not (np.array_equal(q0, q_ref) and np.array_equal(v0, v_ref)):
@@ -331,6 +341,51 @@ def dumps(model: Model, *, description: str | None = None) -> str:
         if not np.array_equal(v0, v_ref):
             out.append(_field("v", v0, 2))
     return "\n".join(out) + "\n"
+
+
+def _force_unit(spec, key: str) -> str | None:
+    """The unit of a force element's value, for the saved file's comments."""
+    rot = spec.coordinate == "angle"
+    by_key = {"point": "m", "point_i": "m", "point_j": "m", "rest_length": "m", "rest_angle": "rad",
+              "radius": "m", "coulomb": "friction coefficient", "torque": "N m",
+              "viscous": "N m s/rad" if rot else "N s/m", "velocity_scale": "rad/s" if rot else "m/s",
+              "force": ("N m" if rot else "N") if spec.kind == "actuator" else "N"}
+    by_kind = {"spring_damper": {"stiffness": "N/m", "damping": "N s/m"},
+               "rotational_spring_damper": {"stiffness": "N m/rad", "damping": "N m s/rad"},
+               "bushing": {"stiffness": "N/m, then N m/rad", "damping": "N s/m, then N m s/rad"}}
+    return by_kind.get(spec.kind, {}).get(key, by_key.get(key))
+
+
+def _forces(model: Model, p: dict, names: tuple[str, ...]) -> list[str]:
+    """The `forces:` section (nothing without force elements)."""
+    if not model.force_specs:
+        return []
+    out = ["forces:"]
+    for spec in model.force_specs:
+        out += [f"  {_flow(spec.name)}:", f"    type: {spec.kind}"]
+        on = FORCE_TYPES[spec.kind].on
+        if on == "body":
+            out.append(f"    body: {_flow(names[spec.bodies[0]])}")
+        elif on == "bodies":
+            out.append(f"    bodies: {_flow([names[i] for i in spec.bodies])}")
+        else:
+            out.append(f"    joint: {_flow(spec.joint)}")
+            if spec.kind in ("actuator", "joint_friction"):
+                out.append(f"    coordinate: {spec.coordinate}")
+        law = FORCE_TYPES[spec.kind].law
+        if spec.law is not None:
+            if not isinstance(spec.law, Expression):
+                raise ValueError(
+                    f"force element {spec.name!r}: its {law} law is a Python function, which a "
+                    "file cannot hold; give a constant or an expression of t as text (e.g. "
+                    "\"0.5 * sin(2 * t)\"), or keep this model in Python")
+            out.append(f"    {law}: {_flow(spec.law.source)}  # {_force_unit(spec, law)}, t in s")
+        out += [_field(key, p[f"{spec.name}.{key}"], 4, _force_unit(spec, key)) for key in spec.params]
+        if spec.frame != "global":
+            out.append(f"    frame: {spec.frame}")
+        if spec.allow_nonunique:
+            out.append("    allow_nonunique: true")
+    return out
 
 
 def _flow(value) -> str:

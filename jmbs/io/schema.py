@@ -11,6 +11,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, create_model
 
+from .._forces.registry import FORCE_TYPES
 from .._joints.registry import ELEMENT_TYPES, ElementType
 
 # Numbers must be numbers in the file: "1.0" in quotes is an error, not a float.
@@ -99,6 +100,80 @@ ENTRIES = _entries()
 Element = Annotated[Union[tuple(ENTRIES.values())], Field(discriminator="type")]  # noqa: UP007
 
 
+# ----- force elements (`forces:`; the builder's add_<type> arguments) -----
+Law = Number | Vector | str
+_LAW = ("N (a vector), N m (a torque), as a number, or an expression of t (s) in a string; "
+        "Python functions cannot be written into a file")
+
+
+class ForceEntry(_Entry):
+    type: Literal["force"]
+    body: str
+    force: Law = Field(description=_LAW)
+    point: Vector | None = Field(None, description="m, where it acts (default: the centre of mass)")
+    frame: Literal["global", "body"] | None = None
+
+
+class TorqueEntry(_Entry):
+    type: Literal["torque"]
+    body: str
+    torque: Law = Field(description=_LAW)
+    frame: Literal["global", "body"] | None = None
+
+
+class SpringDamperEntry(_Entry):
+    type: Literal["spring_damper"]
+    bodies: Pair = Field(description=_BODIES)
+    point_i: Vector = Field(description="m, on body i")
+    point_j: Vector = Field(description="m, on body j")
+    stiffness: Number = Field(ge=0, description="N/m")
+    damping: Number | None = Field(None, ge=0, description="N s/m (default 0)")
+    rest_length: Number | None = Field(None, ge=0, description="m (default: the reference distance)")
+
+
+class RotationalSpringDamperEntry(_Entry):
+    type: Literal["rotational_spring_damper"]
+    joint: str = Field(description="a revolute or cylindrical joint")
+    stiffness: Number = Field(ge=0, description="N m/rad")
+    damping: Number | None = Field(None, ge=0, description="N m s/rad (default 0)")
+    rest_angle: Number | None = Field(None, description="rad (default 0)")
+
+
+class BushingEntry(_Entry):
+    type: Literal["bushing"]
+    bodies: Pair = Field(description=_BODIES)
+    point: Vector = Field(description="m")
+    stiffness: Number | Vector = Field(description="N/m, then N m/rad; one or one per component")
+    damping: Number | Vector | None = Field(None, description="N s/m, then N m s/rad (default 0)")
+
+
+class ActuatorEntry(_Entry):
+    type: Literal["actuator"]
+    joint: str
+    force: Number | str = Field(description="N m (rotation) or N (slide), a number or an "
+                                            "expression of t (s)")
+    coordinate: Literal["angle", "slide"] | None = None
+
+
+class JointFrictionEntry(_Entry):
+    type: Literal["joint_friction"]
+    joint: str
+    coulomb: Number = Field(ge=0, description="friction coefficient")
+    viscous: Number | None = Field(None, ge=0, description="N m s/rad or N s/m (default 0)")
+    radius: Number | None = Field(None, ge=0, description="m, pin radius (rotations)")
+    velocity_scale: Number | None = Field(None, gt=0, description="rad/s or m/s, of the "
+                                                                  "regularised sign")
+    coordinate: Literal["angle", "slide"] | None = None
+    allow_nonunique: bool | None = None
+
+
+FORCE_ENTRIES = {e.model_fields["type"].annotation.__args__[0]: e for e in (
+    ForceEntry, TorqueEntry, SpringDamperEntry, RotationalSpringDamperEntry, BushingEntry,
+    ActuatorEntry, JointFrictionEntry)}
+assert set(FORCE_ENTRIES) == set(FORCE_TYPES), "every force kind needs its entry here"
+Force = Annotated[Union[tuple(FORCE_ENTRIES.values())], Field(discriminator="type")]  # noqa: UP007
+
+
 class Initial(_Entry):
     """Initial state when it is not the bodies' reference poses (e.g. assembled)."""
 
@@ -118,4 +193,7 @@ class ModelFile(_Entry):
     bodies: dict[str, BodyEntry]
     elements: dict[str, Element] = Field(default_factory=dict,
                                          description="rows of C follow this order")
+    forces: dict[str, Force] = Field(default_factory=dict,
+                                     description="force elements: springs, dampers, bushings, "
+                                                 "loads, actuators, friction")
     initial: Initial | None = None

@@ -17,6 +17,8 @@ DESCRIPTIONS = {
     "n_four_bar": "IFToMM A02: 41 cranks joined by 40 couplers (n four-bar mechanism)",
     "spatial_four_bar": "spatial four-bar with parallel revolute axes, p = 3",
     "bricard": "IFToMM A04: Bricard's overconstrained mechanism, p = 1",
+    "andrews_squeezer": "Andrews' squeezing mechanism (Hairer & Wanner; the IVP test set): 7 "
+                        "bodies, a spring and a driving torque",
     "mobile_robot": "Wojtyra & Fraczek (paper 000): mobile robot with trolley, redundant "
                     "nonholonomic constraints, p = 2",
     "gripper": "Pekal & Fraczek (paper 003): gripper without actuation",
