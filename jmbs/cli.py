@@ -93,7 +93,8 @@ def _method(name: Method, rank_tol: float | None):
 
 def _model_info(name: str, model) -> dict:
     return {"name": name, "dim": model.dim, "bodies": model.n_bodies, "nq": model.nq,
-            "nv": model.nv, "nc": model.nc}
+            "nv": model.nv, "nc": model.nc,
+            "forces": {s.name: s.kind for s in model.force_specs}}
 
 
 def _coordinate_names(model) -> list[str]:
@@ -218,6 +219,9 @@ def analyze(
         return
     print(f"{model}: {mdl.dim}-D, {mdl.n_bodies} bodies, nq = {mdl.nq}, nv = {mdl.nv}, "
           f"nc = {mdl.nc}; {source}, t = {t:g}")
+    if mdl.force_specs:
+        print("force elements (no reactions of their own): "
+              + ", ".join(f"{s.name} ({s.kind})" for s in mdl.force_specs))
     print(rep)
     if components:
         d = rep.decisions
@@ -258,7 +262,8 @@ def simulate(
     elapsed time (compilation + integration), then the time taken.
 
     Writes PATH.npz (ts, q, v, v_dot, multipliers, unique, component_unique,
-    violation, velocity_violation, energy, and the names) and PATH.csv (one row
+    violation, velocity_violation, energy, work of the dampers, loads and friction,
+    and the names) and PATH.csv (one row
     per saved time: t, the coordinates <body>.<coord>, the reaction components
     <element>.<component> = -multipliers, and <element>.unique as 0/1), and
     prints a summary: steps, constraint violation, energy drift, which
@@ -294,7 +299,8 @@ def simulate(
             "component_unique": np.asarray(r.component_unique),
             "violation": np.asarray(sol.violation),
             "velocity_violation": np.asarray(sol.velocity_violation),
-            "energy": np.asarray(sol.energy), "element_names": np.array(mdl.element_names),
+            "energy": np.asarray(sol.energy), "work": np.asarray(sol.work),
+            "element_names": np.array(mdl.element_names),
             "component_names": np.array(jmbs.component_names(mdl)),
             "coordinate_names": np.array(_coordinate_names(mdl))}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -311,14 +317,17 @@ def simulate(
         if animate:
             files.append(plotting.animate(mdl, sol, animate))
 
-    energy = data["energy"]
+    # The energy balance: the force elements' non-conservative work (dampers, loads,
+    # actuators, friction) is not a drift.
+    energy, balance = data["energy"], data["energy"] - data["work"]
     summary = {
         "model": _model_info(model, mdl), "t1": t1, "formulation": formulation.value,
         "stabilization": stabilization.value, "steps": int(sol.stats["num_steps"]),
         "rejected_steps": int(sol.stats["num_rejected_steps"]),
         "max_violation": float(data["violation"].max()),
         "max_velocity_violation": float(data["velocity_violation"].max()),
-        "energy_drift": float(np.abs(energy - energy[0]).max()),
+        "energy_drift": float(np.abs(balance - balance[0]).max()),
+        "work": float(data["work"][-1]),
         **_verdicts(unique, mdl.element_names), "files": [str(f) for f in files]}
     if json_:
         print(json.dumps(summary, indent=1))
@@ -327,8 +336,11 @@ def simulate(
           f"stabilization: {summary['steps']} steps ({summary['rejected_steps']} rejected)")
     print(f"max constraint violation: |Phi| = {summary['max_violation']:.2g}, "
           f"|C v + b| = {summary['max_velocity_violation']:.2g}")
-    print(f"energy drift: max |E - E(0)| = {summary['energy_drift']:.2g} (E(0) = {energy[0]:.6g})"
-          + ("; the drivers do work" if driver_names(mdl) else ""))
+    forces = mdl.force_names
+    print(f"energy drift: max |E - W - E(0)| = {summary['energy_drift']:.2g} (E(0) = {energy[0]:.6g}"
+          + (f"; W = {summary['work']:.6g}, the work of the force elements' non-conservative "
+             "part" if forces else "")
+          + ")" + ("; the drivers do work" if driver_names(mdl) else ""))
     _print_verdicts(summary, "throughout")
     print(f"wrote {', '.join(summary['files'])}")
 

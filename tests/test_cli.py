@@ -72,7 +72,7 @@ def test_analyze_json_agrees_with_the_api(tmp_path):
     model = jmbs.load("gripper_torque")
     rep = jmbs.solvability(model)
     assert doc["model"] == {"name": "gripper_torque", "dim": 2, "bodies": 4, "nq": 12, "nv": 12,
-                            "nc": 13}
+                            "nc": 13, "forces": {}}
     assert (doc["rank"], doc["redundancy"], doc["dof"]) == (rep.rank, rep.redundancy, rep.dof)
     verdicts = {e["name"]: e["unique"] for e in doc["elements"]}
     assert verdicts == {name: rep.is_unique(name) for name in model.element_names}
@@ -175,3 +175,18 @@ def test_readme_example_runs():
     sol, C = namespace["sol"], namespace["C"]
     assert C.shape == (9, 9)
     assert abs(float(sol.q[-1, 2]) - 6.0) < 1e-10  # crank angle 2 t at t = 3
+
+
+def test_a_model_with_force_elements_from_the_command_line(tmp_path):
+    """Andrews' squeezer (a spring and a torque): analyze lists the force elements, simulate
+    reports the energy balance with their work (E - W stays constant) and saves W."""
+    out = run("analyze", "andrews_squeezer", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["model"]["forces"] == {"spring": "spring_damper", "mom": "torque"}
+    out = run("simulate", "andrews_squeezer", "--t1", "0.005", "--out", "run", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    data = np.load(tmp_path / "run.npz")
+    balance = data["energy"] - data["work"]
+    assert doc["energy_drift"] == pytest.approx(np.abs(balance - balance[0]).max())
+    assert doc["energy_drift"] < 1e-6 * abs(data["energy"][0]) and doc["work"] > 0.0
