@@ -349,3 +349,34 @@ def test_animate_bad_input(parallelogram, parallelogram_run, tmp_path):
         with pytest.raises(RuntimeError, match=r"write a \.gif instead"):
             jp.animate(parallelogram, parallelogram_run, tmp_path / "run.mp4")
 
+
+
+def test_force_elements_are_drawn_where_they_act():
+    """A spring is a zig-zag between its two points (at the current configuration), a
+    constant force an arrow ending at its point along the force, the other force
+    elements a marker at their point; the legend names their kinds."""
+    b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_body("a", 1.0, 0.1, (0.5, 0.0))
+    b.add_revolute("R", "ground", "a", (0.0, 0.0))
+    b.add_spring_damper("S", "ground", "a", (1.0, 1.0), (1.0, 0.0), stiffness=30.0)
+    b.add_force("F", "a", (0.0, -2.0), point=(1.0, 0.0), frame="body")
+    b.add_rotational_spring_damper("K", "R", stiffness=5.0)
+    model = b.build()
+    q = np.asarray(model.q0).copy()
+    q[2] = math.pi / 2  # turned up: the body's tip at (0.5, 0.5) from its centre at (0, 0.5)
+    q[:2] = (0.0, 0.5)
+    ax = jp.plot_mechanism(model, q, labels=False)
+    artists = {a.get_gid(): a for a in [*ax.get_lines(), *ax.texts]
+               if (a.get_gid() or "").startswith("force:")}
+    spring = np.asarray(artists["force:S"].get_xydata())
+    np.testing.assert_allclose(spring[0], (1.0, 1.0), atol=1e-12)
+    np.testing.assert_allclose(spring[-1], (0.0, 1.0), atol=1e-12)  # the tip, turned with the body
+    assert len(spring) > 10  # zig-zags
+    arrow = artists["force:F"]  # an annotation: head at the point, tail against the force
+    np.testing.assert_allclose(arrow.xy, (0.0, 1.0), atol=1e-12)
+    tail = np.asarray(arrow.xyann) - np.asarray(arrow.xy)
+    assert tail[0] < 0 and abs(tail[1]) < 1e-12  # the body-frame (0, -2) turned to (2, 0)
+    np.testing.assert_allclose(artists["force:K"].get_xydata()[0], (0.0, 0.0), atol=1e-12)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"spring-damper", "applied force", "rotational spring-damper"} <= set(labels)
+    plt.close(ax.figure)

@@ -76,7 +76,10 @@ class Scene:
       ground point and the unit vector pointing into the ground (down, or up
       when the body hangs below the point in the reference configuration);
     - `directions`: per joint axis or knife edge, its global unit vector;
-    - `rods`: per distance element, its two end points `(2, dim)`.
+    - `rods`: per distance element, its two end points `(2, dim)`;
+    - `springs`: per spring-damper, its two end points `(2, dim)`;
+    - `loads`: per other force element, `(point, direction)`: where it acts and,
+      for a constant applied force, the unit vector of the force (else `None`).
     """
 
     centres: np.ndarray
@@ -88,13 +91,17 @@ class Scene:
     directions: dict[str, np.ndarray]
     rods: dict[str, np.ndarray]
     scale: float
+    springs: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    loads: dict[str, tuple[np.ndarray, np.ndarray | None]] = dataclasses.field(default_factory=dict)
 
     def extent(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper corners of everything drawn, labels included (roughly)."""
         labels = [m + 0.12 * self.scale * self.label_directions[n] for n, m in self.markers.items()]
         grounds = [p + 0.08 * self.scale * towards for p, towards in self.grounds.values()]
-        pts = np.concatenate([self.centres, *self.outlines.values(), np.reshape(
-            [*self.markers.values(), *labels, *grounds], (-1, self.centres.shape[1]))])
+        arrows = [p - 0.15 * self.scale * u for p, u in self.loads.values() if u is not None]
+        pts = np.concatenate([self.centres, *self.outlines.values(), *self.springs.values(), np.reshape(
+            [*self.markers.values(), *labels, *grounds, *(p for p, _ in self.loads.values()), *arrows],
+            (-1, self.centres.shape[1]))])
         return pts.min(axis=0), pts.max(axis=0)
 
 
@@ -172,6 +179,25 @@ class Layout:
             elements[name] = _Element(name, spec.kind, anchors, attached, ground_point, direction, rod)
         self._elements = elements
         self._nb = nb
+        # Force elements: where they attach, and a constant force's direction (body frame
+        # where it turns with the body).
+        self.force_kinds = {f.name: f.kind for f in model.force_specs}
+        self._forces = []
+        for f in model.force_specs:
+            keys = {k: params[f"{f.name}.{k}"] for k in f.params}
+            if f.kind == "spring_damper":
+                at = ((f.bodies[0], local(f.bodies[0], keys["point_i"])),
+                      (f.bodies[1], local(f.bodies[1], keys["point_j"])))
+            elif f.joint is not None:
+                at = elements[f.joint].anchors
+            else:
+                body = f.bodies[-1]
+                at = ((body, local(body, keys["point"]) if "point" in keys else np.zeros(self.dim)),)
+            direction = None
+            if f.kind == "force" and "force" in keys and np.linalg.norm(keys["force"]) > 0:
+                u = keys["force"] / np.linalg.norm(keys["force"])
+                direction = (f.bodies[0], u) if f.frame == "body" else (ground, R0[ground].T @ u)
+            self._forces.append((f.name, f.kind, at, direction))
 
         pts = np.concatenate([r0[:nb], *(np.reshape([p for _, p in _globals(el.anchors, r0, R0)],
                                                     (-1, self.dim)) for el in elements.values())])
@@ -203,8 +229,16 @@ class Layout:
                                     *((p + 0.05 * self.scale * t)[None] for p, t in grounds.values())]
                                    ).reshape(-1, self.dim)
         labels = self._place_labels(markers, preferred, obstacles)
+        springs, loads = {}, {}
+        for name, kind, at, direction in self._forces:
+            ends = np.stack([p for _, p in _globals(at, r, R)])
+            if kind == "spring_damper":
+                springs[name] = ends
+            else:
+                u = None if direction is None else R[direction[0]] @ direction[1]
+                loads[name] = (ends.mean(axis=0), u)
         return Scene(r[:self._nb], outlines, points, markers, labels, grounds, directions, rods,
-                     self.scale)
+                     self.scale, springs, loads)
 
     def _spread(self, points: dict[str, np.ndarray], grounds: dict) -> tuple[dict, dict]:
         """Marker positions and preferred label directions.

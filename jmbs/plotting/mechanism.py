@@ -8,6 +8,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Polygon
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
+from .._forces.registry import FORCE_TYPES
 from .._joints.registry import ELEMENT_TYPES
 from .._model import Model
 from .._solvability.report import SolvabilityReport, as_configuration, solvability
@@ -138,6 +139,7 @@ def draw(ax: Axes, layout: Layout, scene: Scene, states: dict[str, str], labels:
         else:
             ends = np.stack([p - 0.09 * s * u, p + 0.09 * s * u])
             ax.plot(*ends.T, color=INK, lw=0.8, ls="-.", zorder=2)
+    _draw_forces(ax, layout, scene)
     for name, (p, towards) in scene.grounds.items():
         for P in _ground_symbol(p, towards, layout):
             ax.plot(*P.T, color=INK, lw=1, zorder=2, gid=f"ground:{name}")
@@ -152,6 +154,49 @@ def draw(ax: Axes, layout: Layout, scene: Scene, states: dict[str, str], labels:
             # a knife edge's label clears its wheel
             clear = WHEEL * s * abs(d @ scene.directions[name]) if name in layout.wheels else 0.0
             _label(ax, layout, m + clear * d, d, name)
+
+
+# Force elements: one colour (Dark2's purple), a marker per kind where they act.
+FORCE = "#7570b3"
+FORCE_MARKERS = {"force": "o", "torque": r"$\circlearrowleft$", "bushing": "s",
+                 "rotational_spring_damper": r"$\circlearrowleft$", "actuator": "P",
+                 "joint_friction": "X"}
+
+
+def _zigzag(a: np.ndarray, b: np.ndarray, across: np.ndarray, width: float, turns: int = 6) -> np.ndarray:
+    """A spring's polyline from `a` to `b`: straight ends, `turns` zig-zags between."""
+    k = np.arange(2 * turns + 1)
+    u = np.concatenate([[0.0], 0.2 + 0.6 * k / (2 * turns), [1.0]])
+    side = np.concatenate([[0.0], np.where(k % 2, 1.0, -1.0) * (k > 0) * (k < 2 * turns), [0.0]])
+    return a + u[:, None] * (b - a) + side[:, None] * width * across
+
+
+def _draw_forces(ax: Axes, layout: Layout, scene) -> None:
+    """Springs as zig-zags between their points, applied forces as arrows (constant ones:
+    along the force), the other force elements as a marker where they act; each artist
+    has `gid="force:<name>"`."""
+    s = layout.scale
+    for name, P in scene.springs.items():
+        d = P[1] - P[0]
+        length = np.linalg.norm(d)
+        across = layout.side if length == 0 else (
+            np.array([-d[1], d[0]]) / length if layout.dim == 2 else
+            np.cross(d / length, layout.up if abs(d @ layout.up) < 0.99 * length else layout.side))
+        across = across / max(np.linalg.norm(across), 1e-300)
+        ax.plot(*_zigzag(P[0], P[1], across, 0.02 * s).T, color=FORCE, lw=1.3, zorder=3,
+                gid=f"force:{name}")
+    for name, (p, u) in scene.loads.items():
+        kind = layout.force_kinds[name]
+        if u is not None:
+            tail = p - 0.15 * s * u
+            if layout.dim == 2:
+                ax.annotate("", xy=p, xytext=tail, zorder=4, gid=f"force:{name}",
+                            arrowprops={"arrowstyle": "-|>", "color": FORCE, "lw": 1.8})
+            else:
+                ax.quiver(*tail, *(0.15 * s * u), color=FORCE, lw=1.8, gid=f"force:{name}")
+            continue
+        ax.plot(*p[:, None], marker=FORCE_MARKERS[kind], ls="none", ms=11, mfc="none", mec=FORCE,
+                mew=1.5, zorder=4, gid=f"force:{name}")
 
 
 def _label(ax: Axes, layout: Layout, at: np.ndarray, direction: np.ndarray, text: str) -> None:
@@ -211,5 +256,10 @@ def add_legend(ax: Axes, layout: Layout) -> None:
     if len(shapes) > 1:
         handles += [Line2D([], [], marker=m, ls="none", mfc="white", mec=INK, ms=8, label=", ".join(names))
                     for m, names in shapes.items()]
+    kinds = dict.fromkeys(layout.force_kinds.values())
+    handles += [Line2D([], [], color=FORCE, lw=1.3, label=FORCE_TYPES[k].label) if k == "spring_damper"
+                else Line2D([], [], color=FORCE, marker=">" if k == "force" else FORCE_MARKERS[k],
+                            ls="-" if k == "force" else "none", mfc="none", mec=FORCE, ms=8,
+                            label=FORCE_TYPES[k].label) for k in kinds]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               borderaxespad=0.0, frameon=False)
