@@ -127,3 +127,17 @@ def test_andrews_squeezer(tmp_path):
     results = _load("andrews_squeezer").main(short=True, out=tmp_path)
     assert len(results) == 2 and all(r["ok"] for r in results.values())
     assert (tmp_path / "andrews_squeezer.png").stat().st_size > 10_000
+
+
+def test_bushing_vs_joint(tmp_path):
+    """The parallelogram with two ground pins made bushings: the rigid model's unique
+    reactions are approached (error ~ 1/k^2), the non-unique axial forces split 1 : 2
+    for equal stiffnesses, and their sum is the rigid model's (unique)."""
+    res = _load("bushing_vs_joint").main(short=True, out=tmp_path)
+    runs = res["runs"]
+    errors = [r["unique_error"] for r in runs]
+    assert errors[0] > 1e3 * errors[1] > 1e6 * errors[2] and errors[2] < 1e-9
+    assert abs(runs[-1]["split"] - 2.0) < 1e-9
+    rigid_sum = sum(f[1] for k, f in res["rigid"].items() if k.startswith("O"))
+    assert abs(sum(runs[-1]["Fy"]) - rigid_sum) < 1e-9
+    assert (tmp_path / "bushing_vs_joint.png").stat().st_size > 10_000
