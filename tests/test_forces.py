@@ -291,3 +291,25 @@ def test_a_model_without_constraints_falls_and_hangs_on_its_bushing():
     np.testing.assert_allclose(np.asarray(sol.q[:, 1]), -G * ts**2 / 2, atol=1e-9)
     y = -m * G / k * (1 - np.cos(math.sqrt(k / m) * ts))
     np.testing.assert_allclose(np.asarray(sol.q[:, 4]), y, atol=1e-9)
+
+
+def test_a_spatial_bushing_holds_a_load_with_its_stiffnesses():
+    """A body held only by a 6-component bushing at its centre of mass, under a force and
+    a torque: at the closed-form equilibrium (translation F / k per axis, rotation about
+    z by M / k_rz: its coordinates are the rotation vector) the generalized forces
+    vanish, and the bushing's potential energy is sum(k x^2) / 2 of those deflections."""
+    k = np.array([1e3, 2e3, 3e3, 50.0, 60.0, 70.0])
+    F, M = np.array([10.0, -4.0, 6.0]), 7.0
+    b = ModelBuilder(dim=3)
+    b.add_body("a", 2.0, (0.1, 0.2, 0.3), (0.0, 0.0, 0.0))
+    b.add_bushing("B", "ground", "a", (0.0, 0.0, 0.0), k, damping=1.0)
+    b.add_force("F", "a", F)
+    b.add_torque("T", "a", (0.0, 0.0, M))
+    model = b.build()
+    angle = M / k[5]
+    q = np.concatenate([F / k[:3], [math.cos(angle / 2), 0.0, 0.0, math.sin(angle / 2)]])
+    np.testing.assert_allclose(np.asarray(jmbs.generalized_forces(model, q, np.zeros(6))), 0.0,
+                               atol=1e-12)
+    x = np.concatenate([F / k[:3], [0.0, 0.0, M / k[5]]])
+    expected = 0.5 * np.sum(k * x**2)
+    np.testing.assert_allclose(float(jmbs.potential_energy(model, q)), expected, rtol=1e-12)

@@ -24,8 +24,13 @@ def _deflection(s_i, s_j, E_i, E_j, q):
         angle = jnp.arctan2(Fi[:, 0] @ Fj[:, 1], Fi[:, 0] @ Fj[:, 0])
         return jnp.concatenate([d, angle[None]])
     R = Fi.T @ rotate(q[1], E_j)
-    w = 0.5 * jnp.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    return jnp.concatenate([d, w])
+    w = 0.5 * jnp.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sin(angle) axis
+    c = 0.5 * (jnp.trace(R) - 1.0)  # cos(angle)
+    ww = jnp.sum(w * w)
+    s = jnp.sqrt(jnp.where(ww > 0, ww, 1.0))
+    # angle / sin(angle), smooth through zero (where it is 1 / cos(angle) to second order)
+    factor = jnp.where(ww > 0, jnp.arctan2(s, c) / s, 1.0 / c)
+    return jnp.concatenate([d, factor * w])
 
 
 class Bushing(AbstractForce):
