@@ -130,14 +130,29 @@ def test_andrews_squeezer(tmp_path):
 
 
 def test_bushing_vs_joint(tmp_path):
-    """The parallelogram with two ground pins made bushings: the rigid model's unique
-    reactions are approached (error ~ 1/k^2), the non-unique axial forces split 1 : 2
-    for equal stiffnesses, and their sum is the rigid model's (unique)."""
+    """A redundant joint made a bushing, on the held and loaded parallelogram and Bricard:
+    the rigid model's unique reactions are approached like 1/k, the non-unique ones tend
+    to the split of least complementary energy predicted from the rigid model alone (the
+    parallelogram's axial forces 1 : 2 for equal stiffnesses, their sum the rigid one; the
+    Bricard's self-stress amplitude moving with the stiffness ratio rho)."""
     res = _load("bushing_vs_joint").main(short=True, out=tmp_path)
-    runs = res["runs"]
-    errors = [r["unique_error"] for r in runs]
-    assert errors[0] > 1e3 * errors[1] > 1e6 * errors[2] and errors[2] < 1e-9
-    assert abs(runs[-1]["split"] - 2.0) < 1e-9
+    ks = [r["k"] for r in res["runs"]]
+    assert ks == [1e3, 1e5, 1e7]
+    for runs in (res["one_bushing"]["runs"], res["runs"], res["bricard"]["runs"]):
+        errors = [r["unique_error"] for r in runs]
+        assert all(30 < a / b < 300 for a, b in zip(errors, errors[1:]))  # ~ 1/k, k x 100
+        assert errors[2] < 1e-4 and runs[-1]["limit_distance"] < 1e-4
+        assert abs(runs[-1]["alpha"] - runs[-1]["alpha_predicted"]) < 1e-5 * max(1.0, abs(runs[-1]["alpha"]))
+    for rate in (res["one_bushing"]["rate"], res["rate"], res["bricard"]["rate"]):
+        assert 0.9 < rate < 1.1
+    two = res["runs"][-1]
+    assert abs(two["split"] - 2.0) < 1e-5
     rigid_sum = sum(f[1] for k, f in res["rigid"].items() if k.startswith("O"))
-    assert abs(sum(runs[-1]["Fy"]) - rigid_sum) < 1e-9
+    assert abs(sum(two["Fy"]) - rigid_sum) < 1e-5
+    # Bricard: only the driving torque is unique; the split follows rho as predicted
+    assert res["bricard"]["unique"] == ["hold.M"]
+    lo, hi = res["bricard"]["rho_sweep"]
+    assert lo["alpha"] - hi["alpha"] > 20
+    for r in (lo, hi):
+        assert abs(r["alpha"] - r["alpha_predicted"]) < 0.01 * r["alpha_predicted"]
     assert (tmp_path / "bushing_vs_joint.png").stat().st_size > 10_000
