@@ -56,6 +56,9 @@ RankTol = Annotated[float | None, typer.Option(
     "--rank-tol", help="Relative rank tolerance of the method (default 1e-8). Assembled "
     "configurations reach a singular one only to ~1e-7: use 1e-6 to see such rank drops.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print only a JSON document on stdout.")]
+TrustedOpt = Annotated[bool, typer.Option(
+    "--trusted", help="Allow the model file's 'module:function' references (they import and run "
+    "code). Off by default: loading a file runs no code.")]
 
 
 # The choices are the library's registries' names.
@@ -182,6 +185,7 @@ def analyze(
     method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method(DEFAULT_METHOD),
     rank_tol: RankTol = None,
     json_: JsonOpt = False,
+    trusted: TrustedOpt = False,
     components: Annotated[bool, typer.Option(
         "--components", help="Also list every reaction component with its criterion.")] = False,
 ) -> None:
@@ -198,7 +202,7 @@ def analyze(
         raise typer.BadParameter("give --at or --q, not both", param_hint="--at / --q")
     _check(at, "--at")
     solvability_method = _method(method, rank_tol)
-    mdl = jmbs.load(model)
+    mdl = jmbs.load(model, trusted=trusted)
     t = 0.0 if at is None else at
     if q is not None:
         config, source = _read_configuration(q, mdl), f"configuration from {q}"
@@ -253,6 +257,7 @@ def simulate(
     animate: Annotated[Path | None, typer.Option(
         "--animate", metavar="FILE.gif", help="Also write an animation of the motion.")] = None,
     json_: JsonOpt = False,
+    trusted: TrustedOpt = False,
 ) -> None:
     """Simulate MODEL from t = 0 to T, and record the reactions with their uniqueness.
 
@@ -279,7 +284,7 @@ def simulate(
             raise typer.BadParameter(f"must be finite and >= 0, got {value:g}", param_hint=hint)
     if rtol == atol == 0:
         raise typer.BadParameter("--rtol and --atol cannot both be 0", param_hint="--rtol / --atol")
-    mdl = jmbs.load(model)
+    mdl = jmbs.load(model, trusted=trusted)
     form = FORMULATIONS[formulation.value]()
     stab_cls = STABILIZATIONS[stabilization.value]
     stab = None if stab_cls is None else stab_cls()
@@ -359,6 +364,7 @@ def sweep(
         "--out", metavar="PREFIX", help="Write PREFIX.csv and PREFIX.png (default: "
         "<model>-sweep-<driver>).")] = None,
     json_: JsonOpt = False,
+    trusted: TrustedOpt = False,
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not write PREFIX.png.")] = False,
 ) -> None:
     """Rank and uniqueness along a driver's coordinate, with the singular configurations.
@@ -381,7 +387,7 @@ def sweep(
     if not a < b:
         raise typer.BadParameter(f"needs A < B, got {a:g} {b:g}", param_hint="--range")
     solvability_method = _method(method, rank_tol)
-    mdl = jmbs.load(model)
+    mdl = jmbs.load(model, trusted=trusted)
     if not driver_names(mdl):
         raise ValueError(f"{model} has no drivers: a sweep moves a driver's coordinate; add a "
                          "driver to the model file, or analyse single configurations with "

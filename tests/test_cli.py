@@ -51,10 +51,10 @@ def test_help_of_every_command(tmp_path):
     for command in ("analyze", "simulate", "sweep", "demo", "models"):
         assert command in out.stdout
     assert "Exit codes" in out.stdout
-    options = {"analyze": ["--at", "--q", "--method", "--json", "--components"],
+    options = {"analyze": ["--at", "--q", "--method", "--json", "--components", "--trusted"],
                "simulate": ["--t1", "--formulation", "--stabilization", "--n-saves", "--out",
-                            "--plot", "--animate"],
-               "sweep": ["--driver", "--range", "--n", "--rank-tol", "--no-plot"],
+                            "--plot", "--animate", "--trusted"],
+               "sweep": ["--driver", "--range", "--n", "--rank-tol", "--no-plot", "--trusted"],
                "demo": ["--out", "--short"], "models": ["--json"]}
     runner = CliRunner()
     for command, names in options.items():
@@ -163,6 +163,24 @@ def test_errors_are_one_line_with_an_exit_code(args, code, expected, tmp_path):
     # One line (the last, after the traceback with --debug) names the problem.
     assert len(lines) == 1 or "--debug" in args
     assert lines[-1].startswith("error: ") and all(text in lines[-1] for text in expected)
+
+
+def test_function_references_need_trusted(tmp_path):
+    """A model file naming `module:function` is refused without --trusted (the module's
+    top-level code does not run) and analysed with it."""
+    marker = tmp_path / "imported.txt"
+    (tmp_path / "my_motions.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n"
+        "def spin(t):\n    return 2.0 * t\n")
+    (tmp_path / "m.yaml").write_text(
+        "dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0.5, 0]}\nelements:\n"
+        "  J: {type: revolute, bodies: [ground, a], point: [0, 0]}\n"
+        "  d: {type: driver, joint: J, motion: 'my_motions:spin'}\n")
+    out = run("analyze", "m.yaml", cwd=tmp_path)
+    assert out.returncode == 3 and "--trusted" in out.stderr and not marker.exists(), out.stderr
+    out = run("analyze", "m.yaml", "--trusted", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert marker.exists() and json.loads(out.stdout)["dof"] == 0
 
 
 def test_readme_example_runs():

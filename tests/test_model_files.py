@@ -1,6 +1,7 @@
 """Model files: exact round trips, the bundled models, the documented example, errors."""
 
 import re
+import sys
 from pathlib import Path
 
 import jax
@@ -164,7 +165,7 @@ def test_documented_errors_are_what_load_says(tmp_path):
      "  d: {type: driver, joint: J, motion: os.system(1)}\n", 6, "unknown function 'os.system'"),
     ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\nelements:\n"
      "  J: {type: revolute, bodies: [ground, a], point: [0, 0]}\n"
-     "  d: {type: driver, joint: J, motion: 'nosuchmodule:f'}\n", 6, "cannot import"),
+     "  d: {type: driver, joint: J, motion: 'nosuchmodule:f'}\n", 6, "trusted=True"),
     ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0, 0]}\ninitial:\n"
      "  q: [0, 0]\n", 5, "initial.q: expected 3 numbers"),
     ("- just\n- a list\n", None, "a model file is a mapping"),
@@ -177,6 +178,92 @@ def test_bad_files_give_one_line_naming_the_place(tmp_path, content, line, needl
     message = str(err.value)
     assert "\n" not in message and needle in message, message
     assert message.startswith(f"{path}:{line}:" if line else f"{path}:")
+
+
+# A module whose import leaves a trace: its top-level code writes a file.
+EVIL_MODULE = """
+from pathlib import Path
+Path({marker!r}).write_text("imported")
+
+def motion(t):
+    return 0.5 * t
+
+def holonomic(qs, t):
+    return qs[0][1:2]
+"""
+PENDULUM = ("dim: 2\nbodies:\n  a: {{mass: 1.0, inertia: 1.0, position: [0, 0]}}\nelements:\n"
+            "  J: {{type: revolute, bodies: [ground, a], point: [0, 0]}}\n  {entry}\n")
+
+
+@pytest.mark.parametrize("entry, line, key", [
+    ("d: {{type: driver, joint: J, motion: '{module}:motion'}}", 6, "motion"),
+    ("d: {{type: driver, joint: J, motion: 'os:getcwd'}}", 6, "motion"),
+    ("c: {{type: constraint, bodies: [a], holonomic: '{module}:holonomic'}}", 6, "holonomic"),
+])
+def test_untrusted_model_file_imports_and_calls_nothing(tmp_path, monkeypatch, entry, line, key):
+    """A `module:function` reference is refused unless the caller trusts the file: the
+    module's top-level code does not run, nothing is imported or called."""
+    module = f"jmbs_evil_{abs(hash((entry, str(tmp_path)))) % 10**8}"
+    marker = tmp_path / "imported.txt"
+    (tmp_path / f"{module}.py").write_text(EVIL_MODULE.format(marker=str(marker)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "model.yaml"
+    path.write_text(PENDULUM.format(entry=entry.format(module=module)))
+    with pytest.raises(jmbs.ModelFileError) as err:
+        jmbs.load(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}:{line}:") and "\n" not in message, message
+    assert f"{key} '" in message and "trusted=True" in message and "--trusted" in message
+    assert not marker.exists() and module not in sys.modules
+    if "os:" in entry:
+        return
+    model = jmbs.load(path, trusted=True)  # the caller trusts the file: the module is imported
+    assert marker.read_text() == "imported"
+    if key == "motion":
+        np.testing.assert_allclose(jmbs.phi(model, model.q0, 2.0)[-1], -1.0)  # angle 0 - 0.5 t
+
+
+@pytest.mark.parametrize("content", [
+    "dim: !!python/object/apply:os.system ['echo pwned > {marker}']\n",
+    "dim: 2\nbodies: !!python/object/new:pathlib.Path ['{marker}']\n",
+    "dim: 2\nbodies: {{}}\nelements: !!python/name:os.getcwd\n",
+])
+def test_yaml_tags_that_build_objects_are_refused(tmp_path, content):
+    marker = tmp_path / "pwned.txt"
+    path = tmp_path / "model.yaml"
+    path.write_text(content.format(marker=marker))
+    with pytest.raises(jmbs.ModelFileError, match="invalid YAML.*could not determine a constructor"):
+        jmbs.load(path, trusted=True)  # not even a trusted file builds Python objects
+    assert not marker.exists()
+
+
+def test_text_laws_cannot_reach_python(tmp_path):
+    marker = tmp_path / "pwned.txt"
+    for entry in (f"d: {{type: driver, joint: J, motion: '__import__(\"os\").system(\"touch {marker}\")'}}",
+                  "d: {type: driver, joint: J, motion: 't.__class__'}",
+                  "d: {type: driver, joint: J, motion: 'open(\"x\")'}"):
+        path = tmp_path / "model.yaml"
+        path.write_text(PENDULUM.format(entry=entry))
+        with pytest.raises(jmbs.ModelFileError, match="elements.d: "):
+            jmbs.load(path, trusted=True)
+    assert not marker.exists()
+
+
+def test_module_level_functions_round_trip_for_trusted_files(tmp_path):
+    b = jmbs.ModelBuilder(dim=2)
+    b.add_body("a", mass=1.0, inertia=1.0, position=(0.0, 0.0))
+    b.add_revolute("J", b.ground, "a", point=(0.0, 0.0))
+    b.add_driver("d", joint="J", motion=_quarter_turns)
+    path = jmbs.save(b.build(), tmp_path / "m.yaml")
+    assert "test_model_files:_quarter_turns" in path.read_text()
+    with pytest.raises(jmbs.ModelFileError, match="trusted=True"):
+        jmbs.load(path)
+    model = jmbs.load(path, trusted=True)
+    np.testing.assert_allclose(jmbs.phi(model, model.q0, 2.0)[-1], -np.pi)
+
+
+def _quarter_turns(t):
+    return 0.5 * jnp.pi * t
 
 
 def test_unknown_names_and_missing_files():

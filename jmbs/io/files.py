@@ -71,12 +71,17 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."))
 
 
-def load(source: "str | Path") -> Model:
+def load(source: "str | Path", *, trusted: bool = False) -> Model:
     """A `Model` from a model file or a bundled mechanism's name.
 
     **Arguments:**
     - `source`: a path to a YAML model file (format: docs/model-files.md), or
       the name of a bundled mechanism (`jmbs.bundled_models()`).
+    - `trusted`: allow the file's `"package.module:function"` references (a
+      motion, a user constraint's functions), which import a module (its top-level
+      code runs) and call the function. Off by default: loading a file then runs
+      no code at all, and a reference is an error naming the element. Only for
+      files you trust as you trust a Python script.
 
     **Returns:** the built `Model` (its reference configuration checked to
     close the constraints, as `ModelBuilder.build` does).
@@ -84,7 +89,8 @@ def load(source: "str | Path") -> Model:
     **Raises:** `ModelFileError` (a `ValueError`) with one line naming the
     file, the line and field, and what is expected: invalid YAML, a missing or
     unknown field, a wrong type, an unknown body or joint, a motion that does
-    not parse, geometry that does not close.
+    not parse, geometry that does not close, a function reference without
+    `trusted=True`.
     """
     text, label = _source(source)
     try:
@@ -107,7 +113,7 @@ def load(source: "str | Path") -> Model:
         field = ".".join(map(str, loc)) or "(top level)"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         raise ModelFileError(f"{label}:{line}: {field}: {_explain(err)}{more}") from None
-    return _build(spec, root, label)
+    return _build(spec, root, label, trusted)
 
 
 def _explain(err: dict) -> str:
@@ -171,9 +177,17 @@ def _check_duplicates(node, label: str) -> None:
             _check_duplicates(v, label)
 
 
-def _build(spec: ModelFile, root, label: str) -> Model:
+def _build(spec: ModelFile, root, label: str, trusted: bool) -> Model:
     def fail(loc: tuple, message: str):
         raise ModelFileError(f"{label}:{_line(root, loc)}: {'.'.join(loc)}: {message}") from None
+
+    def function(key: str, reference: str):
+        if not trusted:
+            raise ValueError(
+                f"{key} {reference!r} names a Python function: loading it would import a module "
+                "and run its code. For a file you trust, load it with jmbs.load(path, trusted=True) "
+                "(command line: --trusted); otherwise write the motion as text (e.g. 'omega * t')")
+        return _import(reference)
 
     try:
         b = ModelBuilder(dim=spec.dim, gravity=spec.gravity)
@@ -190,12 +204,12 @@ def _build(spec: ModelFile, root, label: str) -> Model:
             family = _FAMILIES[el.type]
             if family == "driver":
                 motion = kw.pop("motion")
-                motion = _import(motion) if _is_reference(motion) else motion
+                motion = function("motion", motion) if _is_reference(motion) else motion
                 b.add_driver(name, motion=motion, params=kw.pop("params") or None, **kw)
             elif family == "constraint":
                 for key in ("holonomic", "pfaffian"):
                     if key in kw:
-                        kw[key] = _import(kw[key])
+                        kw[key] = function(key, kw[key])
                 b.add_constraint(name, params=kw.pop("params") or None, **kw)
             else:
                 bodies = (GROUND, kw.pop("body")) if "body" in kw else kw.pop("bodies")
