@@ -1,6 +1,7 @@
 """Position assembly (Gauss-Newton), consistent velocities, driven kinematics."""
 
 import functools
+import warnings
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -24,6 +25,32 @@ from ._model import Model
 from ._rotations import quat_exp, quat_multiply, quat_rate_matrix
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
+# A configuration that violates a holonomic constraint by more than this (relative to
+# the mechanism's size) is not assembled: analyses at it get a warning.
+CLOSURE_WARNING = 1e-6
+
+
+def closure_error(model: Model, q, t=0.0) -> tuple[float, str | None, float]:
+    """Host-side, concrete `q`: `(largest |Phi| of a holonomic row, its element (None
+    without holonomic rows), the mechanism's size)`."""
+    res = np.abs(np.asarray(phi(model, q, t))) * np.asarray(model.holonomic_rows)
+    size = float(mechanism_size(model, q))
+    if not res.size:
+        return 0.0, None, size
+    worst = int(np.argmax(res))
+    return float(res[worst]), model.element_of_row(worst), size
+
+
+def warn_if_unassembled(model: Model, q, t, where: str) -> None:
+    """Warn (concrete input only) when `q` is off the constraints: results there are
+    those of a configuration the mechanism cannot take."""
+    if is_traced(model, q, t):
+        return
+    off, worst, size = closure_error(model, q, t)
+    if off > CLOSURE_WARNING * size:
+        warnings.warn(f"{where}: q violates the constraints by {off:.2g} (worst: element {worst!r}); "
+                      "the results are for a configuration the mechanism cannot take: assemble it "
+                      "first (jmbs.assemble(model, q))", stacklevel=3)
 
 
 def retract(model: Model, q: Array, dv: Array) -> Array:

@@ -20,7 +20,7 @@ from ._formulations.base import (
     solve_dynamics,
 )
 from ._formulations.null_space import NullSpaceProjection
-from ._kinematics import check_state
+from ._kinematics import check_state, warn_if_unassembled
 from ._linalg import min_norm_solve, numerical_rank
 from ._model import Model
 from ._solvability.analysis import element_sets
@@ -233,7 +233,8 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     **Arguments:**
     - `model`: the model.
     - `q`, `v`: state `(nq,)`, `(nv,)`; they should satisfy the constraints
-      (see `jmbs.assemble`, `jmbs.consistent_velocity`).
+      (see `jmbs.assemble`, `jmbs.consistent_velocity`): a concrete `q` off them
+      gets a warning naming the worst element.
     - `t`: time.
     - `formulation`: default `jmbs.NullSpaceProjection()`. It is initialised
       (`init`: the rank of `C`) at `(q, t)`; under `jax.vmap`, `jax.grad` or
@@ -258,6 +259,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     v = check_state("jmbs.reactions", "v", v, model.nv, "velocity coordinate")
     check_finite("jmbs.reactions", "t", t, "pass a finite time")
     t = jnp.asarray(t, dtype=float)
+    warn_if_unassembled(model, q, t, "jmbs.reactions")
     prepared = resolve(formulation, model, q, t, "jmbs.reactions")
     check_friction(model, prepared, q, t, method, "jmbs.reactions")
     return _reactions(model, prepared, method, q, v, t)
@@ -297,7 +299,8 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     otherwise the load along the free motions is `unbalanced`.
 
     **Arguments:**
-    - `q`: configuration `(nq,)` on the constraints; `t`: time.
+    - `q`: configuration `(nq,)` on the constraints (a concrete `q` off them gets a
+      warning); `t`: time.
     - `rank`: the rank of `C` (default: decided from values, as the formulations
       do; state it under `jax.vmap` / `jax.grad` over the model or `q`).
     - `rtol`: equilibrium tolerance, relative to the largest generalized force.
@@ -310,6 +313,7 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     q = check_state("jmbs.statics", "q", q, model.nq, "coordinate")
     check_finite("jmbs.statics", "t", t, "pass a finite time")
     t = jnp.asarray(t, dtype=float)
+    warn_if_unassembled(model, q, t, "jmbs.statics")
     if rank is None:
         if is_traced(model, q, t):
             raise ValueError("jmbs.statics: the model or q is traced, so the rank of C cannot be "

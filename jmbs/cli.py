@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 import jmbs
 
 from ._formulations.registry import FORMULATIONS
-from ._linalg import mechanism_size
+from ._kinematics import CLOSURE_WARNING, closure_error
 from ._solvability.registry import DEFAULT_METHOD, METHODS
 from ._solvability.sweep import assemble_along, driver_names
 from ._stabilization.registry import STABILIZATIONS
@@ -46,9 +46,6 @@ app = typer.Typer(
 
 # Continuation steps from t = 0 to the time of `analyze --at`.
 CONTINUATION_STEPS = 100
-# `analyze --q` warns when the configuration violates a holonomic constraint by more
-# than this, relative to the mechanism's size.
-CLOSURE_WARNING = 1e-6
 
 ModelArg = Annotated[str, typer.Argument(
     metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`) or a .yaml model file.")]
@@ -206,10 +203,9 @@ def analyze(
     t = 0.0 if at is None else at
     if q is not None:
         config, source = _read_configuration(q, mdl), f"configuration from {q}"
-        res = np.abs(np.asarray(jmbs.phi(mdl, config, t))) * mdl.holonomic_rows
-        if res.size and res.max() > CLOSURE_WARNING * float(mechanism_size(mdl, config)):
-            worst = mdl.element_of_row(int(np.argmax(res)))
-            _err(f"warning: {q} violates the constraints by {res.max():.2g} (worst: {worst}); the "
+        off, worst, size = closure_error(mdl, config, t)
+        if off > CLOSURE_WARNING * size:
+            _err(f"warning: {q} violates the constraints by {off:.2g} (worst: {worst}); the "
                  "decisions are about that configuration")
     elif at is not None and driver_names(mdl):
         config = assemble_along(mdl, np.linspace(0.0, t, CONTINUATION_STEPS + 1), progress=True)[-1]

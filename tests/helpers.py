@@ -17,6 +17,12 @@ JOINT_DOF = {2: {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2, "holon
                  "weld": 0, "distance": 5, "holonomic": 5}}
 
 
+def unit(x) -> np.ndarray:
+    """`x` divided by its norm (a unit quaternion from four digits)."""
+    x = np.asarray(x, dtype=float)
+    return x / np.linalg.norm(x)
+
+
 def _holonomic_cases(dim: int) -> dict[str, int]:
     """Every holonomic way to join two bodies in `dim` dimensions, read from the element
     table: each joint kind, each drivable coordinate of a joint (`"revolute+driver"`, or
@@ -93,7 +99,7 @@ def add_pair(b: jmbs.ModelBuilder, dim: int, kind: str, ground: bool = False, pr
             rotation=frame_x_along((1.0, 0.3, -0.2)))
         b2 = b.add_body(prefix + "b2", mass=0.8, inertia=np.array([[0.2, 0.01, 0], [0.01, 0.1, 0],
                                                                    [0, 0, 0.15]]),
-                        position=at((1.1, 0.4, -0.2)), quaternion=(0.9, 0.1, -0.3, 0.2))
+                        position=at((1.1, 0.4, -0.2)), quaternion=unit((0.9, 0.1, -0.3, 0.2)))
         P, axis = at((0.6, 0.3, 0.05)), (0.2, 1.0, 0.4)
         axes = (axis, np.cross(axis, (1.0, 0.0, 0.0)))
     name = prefix + "J"

@@ -13,6 +13,7 @@ silent NaN. Only the public API is used.
 import contextlib
 import math
 import re
+import warnings
 from pathlib import Path
 
 import diffrax
@@ -126,6 +127,15 @@ BUILDER_CASES = [
                  r"body 'b': mass must be a number, got 'heavy'", id="mass-string"),
     pytest.param(2, lambda b: b.add_body("b", **body2(mass=[1.0, 2.0])),
                  r"body 'b': mass must be a number", id="mass-vector"),
+    # NumPy reads text and booleans as numbers; jmbs does not
+    pytest.param(2, lambda b: b.add_body("b", **body2(mass="1.0")),
+                 r"body 'b': mass must be a number, got '1\.0'", id="mass-numeric-string"),
+    pytest.param(2, lambda b: b.add_body("b", **body2(mass=True)),
+                 r"body 'b': mass must be a number, got True", id="mass-bool"),
+    pytest.param(2, lambda b: b.add_body("b", **body2(position=("0", "1"))),
+                 r"body 'b': position must be 2 numbers, got \('0', '1'\)", id="position-strings"),
+    pytest.param(3, lambda b: b.add_body("b", **body3(inertia=("1", "1", "1"))),
+                 r"body 'b': inertia must be 3 principal moments", id="inertia-strings"),
     pytest.param(2, lambda b: b.add_body("b", **body2(inertia=NAN)),
                  r"body 'b': inertia must be finite", id="planar-inertia-nan"),
     pytest.param(2, lambda b: b.add_body("b", **body2(inertia=(1.0, 1.0, 1.0))),
@@ -601,6 +611,9 @@ def test_bad_parameter_keys_and_shapes():
 @pytest.mark.parametrize("params, match", [
     pytest.param([("crank.mass", 2.0)], r"with_params .*(dict|mapping)", id="not-a-dict"),
     pytest.param({"crank.mass": "heavy"}, r"'crank.mass'.*number", id="string-value"),
+    pytest.param({"crank.mass": "2.0"}, r"with_params: parameter 'crank.mass' must be a number .*got '2\.0'",
+                 id="numeric-string-value"),
+    pytest.param({"crank.mass": True}, r"'crank.mass' must be a number", id="bool-value"),
     pytest.param({"crank.mass": NAN}, r"'crank.mass'.*NaN", id="nan-value"),
     pytest.param({"crank.mass": -1.0}, r"'crank.mass'.*positive", id="negative-mass"),
 ])
@@ -755,6 +768,10 @@ TS = jnp.linspace(0.0, 0.01, 3)
     pytest.param({"initial_tol": -1.0}, r"initial_tol must be positive", id="negative-initial-tol"),
     # Bad times: checked on the host before compiling.
     pytest.param({"t1": NAN}, r"t1 .*finite", id="nan-t1"),
+    pytest.param({"t1": -0.01, "saveat": -TS}, r"t1 = -0.01 is before t0 = 0; .*backward=True",
+                 id="t1-before-t0"),
+    pytest.param({"t1": 0.0, "saveat": None}, r"t1 = t0 = 0; give an end time t1 after t0",
+                 id="t1-equals-t0"),
     pytest.param({"saveat": jnp.array([0.0, 0.005, 0.5])}, r"saveat .*\[t0, t1\]", id="saveat-beyond-t1"),
     pytest.param({"saveat": jnp.array([0.01, 0.005, 0.0])}, r"saveat .*increasing", id="saveat-decreasing"),
     pytest.param({"saveat": jnp.array([0.0, jnp.nan, 0.01])}, r"saveat .*NaN", id="saveat-nan"),
@@ -806,6 +823,41 @@ def test_reactions_rejects(pendulum, args, kwargs, match):
     args = [state[a] if isinstance(a, str) else a for a in args]
     with named_error(ValueError, match):
         jmbs.reactions(pendulum, *args, 0.0, **kwargs)
+
+
+def test_non_unit_quaternion_is_normalised_with_a_warning(b3):
+    with pytest.warns(UserWarning, match=r"body 'b': quaternion \(2.0, 0.0, 0.0, 0.0\) has norm 2, not 1; "
+                      r"jmbs uses it divided by its norm, \(1.0, 0.0, 0.0, 0.0\)"):
+        b3.add_body("b", **body3(quaternion=(2.0, 0.0, 0.0, 0.0)))
+    np.testing.assert_array_equal(b3.build().params()["b.quaternion"], [1.0, 0.0, 0.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rounding in the given digits is not worth a word
+        b3.add_body("c", **body3(quaternion=(1.0 + 1e-9, 0.0, 0.0, 0.0)))
+
+
+@pytest.mark.parametrize("analysis", ["reactions", "statics"])
+def test_analyses_at_an_unassembled_configuration_warn(four_bar, analysis):
+    q = four_bar.q0.at[0].add(1e-3)  # the crank's centre moved off its pin
+    args = (q, four_bar.v0, 0.0) if analysis == "reactions" else (q, 0.0)
+    with pytest.warns(UserWarning, match=rf"jmbs\.{analysis}: q violates the constraints by 0\.001 "
+                      r"\(worst: element '\w+'\).*jmbs\.assemble"):
+        getattr(jmbs, analysis)(four_bar, *args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(jmbs, analysis)(four_bar, four_bar.q0, *args[1:])
+
+
+def test_backward_run_retraces_the_forward_one(pendulum):
+    """`backward=True` integrates back in time: from the end of a forward run back to
+    t0 the pendulum returns to its start (a second method: the forward run itself)."""
+    fwd = jmbs.simulate(pendulum, 0.5, saveat=jnp.array([0.0, 0.5]), reactions=False,
+                        stepsize_controller=diffrax.PIDController(rtol=1e-10, atol=1e-10))
+    back = jmbs.simulate(pendulum, 0.0, t0=0.5, q0=fwd.q[-1], v0=fwd.v[-1], backward=True,
+                         saveat=jnp.array([0.5, 0.0]), reactions=False,
+                         stepsize_controller=diffrax.PIDController(rtol=1e-10, atol=1e-10))
+    np.testing.assert_allclose(back.q[-1], pendulum.q0, atol=1e-8)
+    np.testing.assert_allclose(back.v[-1], pendulum.v0, atol=1e-8)
+    assert float(jnp.max(jnp.abs(fwd.q[-1] - pendulum.q0))) > 0.1  # it did move
 
 
 # ----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import unit
 
 import jmbs
 from jmbs.models.generate import texts
@@ -61,7 +62,7 @@ def test_spatial_elements_round_trip(tmp_path):
     R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     a = b.add_body("a", mass=1.0, inertia=(0.1, 0.2, 0.3), position=(0.0, 0.0, 1.0), rotation=R)
     c = b.add_body("c", mass=2.0, inertia=np.diag([0.2, 0.2, 0.1]), position=(1.0, 0.0, 1.0),
-                   quaternion=(0.9, 0.1, 0.2, 0.3), angular_velocity=(0.0, 0.0, 0.5))
+                   quaternion=unit((0.9, 0.1, 0.2, 0.3)), angular_velocity=(0.0, 0.0, 0.5))
     d = b.add_body("d", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(2.0, 0.0, 1.0))
     b.add_cylindrical("J1", b.ground, a, point=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
     b.add_universal("J2", a, c, point=(0.5, 0.0, 1.0), axes=((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))

@@ -1,6 +1,7 @@
 """`ModelBuilder`: collects and validates what a user gives (host-side), then derives the `Model`."""
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +21,9 @@ from .forces import ForceElements
 from .model import GROUND, Body, BodySpec, Model, derive
 
 _RESERVED = (GROUND, "gravity")
+# A quaternion whose norm differs from 1 by more than this is normalised with a warning
+# (smaller differences are rounding in the given digits).
+QUATERNION_NORM_TOL = 1e-6
 
 
 class ModelBuilder(ForceElements):
@@ -91,9 +95,14 @@ class ModelBuilder(ForceElements):
                 orientation = "quaternion"
                 p = validate.vector((1.0, 0, 0, 0) if quaternion is None else quaternion, 4,
                             "quaternion", where)
-                if np.linalg.norm(p) < 1e-12:
+                norm = np.linalg.norm(p)
+                if norm < 1e-12:
                     raise ValueError(f"{where}: quaternion must be non-zero (w, x, y, z)")
-                values["quaternion"] = p
+                if abs(norm - 1.0) > QUATERNION_NORM_TOL:
+                    warnings.warn(f"{where}: quaternion {tuple(p.tolist())} has norm {norm:.6g}, not 1; "
+                                  f"jmbs uses it divided by its norm, {tuple((p / norm).round(12).tolist())} "
+                                  "(give a unit quaternion to silence this)", stacklevel=2)
+                values["quaternion"] = p / norm
             values["angular_velocity"] = validate.vector(
                 np.zeros(3) if angular_velocity is None else angular_velocity, 3,
                 "angular_velocity", where)
@@ -169,7 +178,7 @@ class ModelBuilder(ForceElements):
                 raise ValueError(f"{where}: {key} must be positive, got {value}")
             return x
         if what == "axes":
-            arr = np.asarray(value, dtype=float)
+            arr = validate.numbers(value, key, where, "two 3-vectors")
             if arr.shape != (2, 3) or not np.all(np.isfinite(arr)):
                 raise ValueError(f"{where}: {key} must be two finite 3-vectors, got {value!r}")
             n = np.linalg.norm(arr, axis=1)
@@ -411,7 +420,7 @@ class ModelBuilder(ForceElements):
         if not params:
             return ()
         for key, value in params.items():
-            arr = np.asarray(value, dtype=float)
+            arr = validate.numbers(value, f"parameter {key!r}", where)
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{where}: parameter {key!r} is not finite: {value!r}")
             self._values[f"{name}.{key}"] = arr

@@ -227,8 +227,8 @@ class ForceElements:
 
     @staticmethod
     def _components(value, n: int, what: str, where: str) -> np.ndarray:
-        arr = np.asarray(value, dtype=float) if not isinstance(value, str) else None
-        if arr is None or arr.shape not in ((), (n,)):
+        arr = validate.numbers(value, what, where, f"one number or {n} (one per component)")
+        if arr.shape not in ((), (n,)):
             raise ValueError(f"{where}: {what} must be one number or {n} (one per component), "
                              f"got {value!r}")
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
@@ -249,11 +249,7 @@ class ForceElements:
                 raise ValueError(f"{where}: {key}: {e}") from None
         if callable(value):
             return value, law_inputs(value, ("t", "tqv"), where, key)
-        try:
-            arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where}: {key} must be a number, a text expression of t or a "
-                             f"function, got {value!r}") from None
+        arr = validate.numbers(value, key, where, "a number, a text expression of t or a function")
         if arr.shape != shape:
             want = "a number" if shape == () else f"{shape[0]} numbers"
             raise ValueError(f"{where}: {key} must be {want}, got shape {arr.shape}")

@@ -17,7 +17,7 @@ from .._forces.base import ForceSpec
 from .._forces.registry import force_class
 from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .._joints.registry import group_class
-from .validate import check_motion, unknown
+from .validate import check_motion, numbers, unknown
 
 GROUND = "ground"
 # Force-element parameters that cannot be negative (checked where values are concrete).
@@ -254,11 +254,10 @@ class Model(eqx.Module):
         for key, value in new.items():
             if key not in values:
                 raise ValueError(unknown("parameter", key, tuple(values)))
-            try:
-                value = jnp.asarray(value, dtype=float)
-            except (TypeError, ValueError):
-                raise ValueError(f"parameter {key!r} must be a number or an array of numbers, "
-                                 f"got {value!r}") from None
+            if not isinstance(value, jax.Array):  # text and booleans are refused, not converted
+                value = numbers(value, f"parameter {key!r}", "with_params",
+                                "a number or an array of numbers")
+            value = jnp.asarray(value, dtype=float)
             if value.shape != values[key].shape:
                 raise ValueError(f"parameter {key!r} has shape {values[key].shape}, "
                                  f"got a value of shape {value.shape}")

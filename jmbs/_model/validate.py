@@ -21,21 +21,30 @@ def check_callable(fn, what: str, where: str) -> None:
         raise ValueError(f"{where}: {what} must be a function, got {type(fn).__name__}")
 
 
-def scalar(value, what: str, where: str) -> float:
+def numbers(value, what: str, where: str, expected: str = "numbers") -> np.ndarray:
+    """`value` as a float array. Text and booleans are refused, not converted: NumPy
+    reads `"1.0"` as a number and `True` as 1, and either is a mistake worth naming."""
     try:
-        x = float(np.asarray(value, dtype=float).reshape(()))
+        arr = np.asarray(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: {what} must be a number, got {value!r}") from None
+        arr = None
+    if arr is None or arr.dtype.kind not in "iuf":
+        raise ValueError(f"{where}: {what} must be {expected}, got {value!r}")
+    return arr.astype(float)
+
+
+def scalar(value, what: str, where: str) -> float:
+    arr = numbers(value, what, where, "a number")
+    if arr.shape not in ((), (1,)):
+        raise ValueError(f"{where}: {what} must be a number, got {value!r}")
+    x = float(arr.reshape(()))
     if not np.isfinite(x):
         raise ValueError(f"{where}: {what} must be finite, got {value!r}")
     return x
 
 
 def vector(value, n: int, what: str, where: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: {what} must be {n} numbers, got {value!r}") from None
+    arr = numbers(value, what, where, f"{n} numbers")
     if arr.shape != (n,):
         raise ValueError(f"{where}: {what} must be {n} numbers, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -49,7 +58,7 @@ def inertia(value, dim: int, where: str) -> np.ndarray:
         if J <= 0:
             raise ValueError(f"{where}: inertia must be positive, got {J}")
         return np.asarray(J)
-    arr = np.asarray(value, dtype=float)
+    arr = numbers(value, "inertia", where, "3 principal moments or a 3x3 tensor")
     if arr.shape not in ((3,), (3, 3)) or not np.all(np.isfinite(arr)):
         raise ValueError(f"{where}: inertia must be 3 finite principal moments or a finite "
                          f"3x3 tensor, got {value!r}")
@@ -67,7 +76,7 @@ def inertia(value, dim: int, where: str) -> np.ndarray:
 
 
 def rotation_matrix(value, where: str) -> np.ndarray:
-    R = np.asarray(value, dtype=float)
+    R = numbers(value, "rotation", where, "a 3x3 matrix")
     if R.shape != (3, 3) or not np.all(np.isfinite(R)):
         raise ValueError(f"{where}: rotation must be a finite 3x3 matrix")
     if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:

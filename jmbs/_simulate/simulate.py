@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import phi, velocity_residual
+from .._assembly import velocity_residual
 from .._formulations.base import (
     AbstractFormulation,
     Prepared,
@@ -17,8 +17,7 @@ from .._formulations.base import (
     resolve,
 )
 from .._formulations.null_space import NullSpaceProjection
-from .._kinematics import assemble, fail_if
-from .._linalg import mechanism_size
+from .._kinematics import assemble, closure_error, fail_if
 from .._model import Model
 from .._reactions import check_friction
 from .._solvability.base import AbstractSolvabilityMethod
@@ -40,7 +39,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
              saveat=None, stepsize_controller: diffrax.AbstractStepSizeController | None = None,
              adjoint: diffrax.AbstractAdjoint | None = None, max_steps: int | None = 100_000,
              throw: bool = True, q0=None, v0=None, initial_tol: float = 1e-6,
-             reactions: bool = True,
+             reactions: bool = True, backward: bool = False,
              uniqueness: AbstractSolvabilityMethod | None = None) -> Solution:
     """Simulate the model from `t0` to `t1`.
 
@@ -81,6 +80,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
       times (a decomposition per saved state); `False` leaves
       `Solution.reactions` as `None` (accelerations, violations and energy
       are still computed).
+    - `backward`: allow `t1 < t0`: integrate from the state at `t0` back in time
+      to `t1`. Without it, `t1 < t0` is refused (usually a sign error).
     - `uniqueness`: the solvability method deciding which reactions are
       unique, with its tolerances (default `jmbs.NullSpace()`; or a name such
       as `"qr"`), as in `jmbs.solvability(..., method=...)`.
@@ -90,7 +91,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     **Raises:**
     - `ValueError` for bad options (not a diffrax solver, controller or
       adjoint; `initial_tol` not positive), shapes (`saveat` not 1-D), and
-      (concrete input) non-finite `t0`, `t1`, `saveat` or initial state, save
+      (concrete input) non-finite `t0`, `t1`, `saveat` or initial state, `t1 = t0`,
+      `t1 < t0` without `backward=True`, save
       times outside `[t0, t1]` or out of order, or an initial configuration farther than `initial_tol`
       from the constraints;
     - `eqx.EquinoxRuntimeError` (a `RuntimeError`), with `throw=True`, when the
@@ -136,6 +138,12 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         if np.ndim(t) != 0:
             raise ValueError(f"jmbs.simulate: {name} must be a scalar time, got shape {np.shape(t)}")
         check_finite("jmbs.simulate", name, t, "pass a finite time")
+    if not is_traced(t0, t1):
+        if float(t1) == float(t0):
+            raise ValueError(f"jmbs.simulate: t1 = t0 = {float(t0):g}; give an end time t1 after t0")
+        if float(t1) < float(t0) and not backward:
+            raise ValueError(f"jmbs.simulate: t1 = {float(t1):g} is before t0 = {float(t0):g}; to "
+                             "integrate backward in time pass backward=True, else check the sign")
     if saveat is None:
         saveat = jnp.linspace(t0, t1, 101)
     if not isinstance(saveat, diffrax.SaveAt):
@@ -206,18 +214,15 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float) -> str | None:
     for what, x in (("q0", q0), ("v0", v0)):
         if not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{what} contains NaN or inf; pass a finite initial state")
-    res = np.asarray(phi(model, q0, t0)) * np.asarray(model.holonomic_rows)
-    size = float(mechanism_size(model, q0))
-    worst = int(np.argmax(np.abs(res))) if res.size else 0
-    off = float(np.abs(res[worst])) if res.size else 0.0
+    off, worst, size = closure_error(model, q0, t0)
     if off > tol * size:
         raise ValueError(
             f"the initial configuration violates the constraints by {off:.3g} (worst: element "
-            f"{model.element_of_row(worst)!r}), more than initial_tol = {tol:g} x size; assemble it "
+            f"{worst!r}), more than initial_tol = {tol:g} x size; assemble it "
             "first with jmbs.assemble(model, q0) or raise initial_tol")
     verr = float(np.max(np.abs(np.asarray(velocity_residual(model, q0, v0, t0))), initial=0.0))
     vsize = max(1.0, float(np.max(np.abs(np.asarray(v0)), initial=0.0)))
     if off <= _ON_CONSTRAINTS * size and verr <= _ON_CONSTRAINTS * vsize:
         return None
-    return (f"|Phi| = {off:.3g} at element {model.element_of_row(worst)!r}, "
+    return (f"|Phi| = {off:.3g} at element {worst!r}, "
             f"|C v + b| = {verr:.3g}")
