@@ -34,9 +34,15 @@ def test_bricard_counts():
     """A04: nc = 30, rank 29, p = 1, dof = 1 (Grübler would say 0)."""
     model = examples.bricard()
     assert sizes(model) == (30, 29, 1, 1)
-    # Also in a moved configuration: assemble with the first joint's rod turned.
-    q = jmbs.assemble(model, _rotate_first_rod(model, 0.4), fixed=[("rod1", "rx"),
-                                                                    ("rod1", "rz")])
+    # Also in a moved configuration: rod1 turned by 0.4 rad about J1 (the y axis) and
+    # held there (its spin about y fixed: the one dof), the other rods assembled.
+    # (Holding rod1's other two rotations instead, which J1 already fixes, leaves the
+    # assembly's Jacobian rank-deficient and near-singular: Gauss-Newton can stall at 1e-11.)
+    guess = _rotate_first_rod(model, 0.4)
+    q = jmbs.assemble(model, guess, fixed=[("rod1", "ry")])
+    # Fixed to first order: the steps' small turns about x and z (which J1 undoes)
+    # leave a second-order turn about y, ~1e-7 rad.
+    np.testing.assert_allclose(q[3:7], guess[3:7], atol=1e-6)
     assert sizes(model, q)[2:] == (1, 1)
 
 
