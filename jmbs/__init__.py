@@ -5,6 +5,8 @@ Importing jmbs turns on 64-bit floats in JAX (`jax_enable_x64`; see
 JAX option.
 """
 
+from importlib import metadata as _metadata
+
 from . import _config as _config
 from . import examples as examples
 from . import rotations as rotations
@@ -49,6 +51,9 @@ from ._model import Body as Body
 from ._model import ElementInfo as ElementInfo
 from ._model import Model as Model
 from ._model.builder import ModelBuilder as ModelBuilder
+from ._outputs import joint_coordinate_names as joint_coordinate_names
+from ._outputs import joint_coordinates as joint_coordinates
+from ._outputs import point_trajectory as point_trajectory
 from ._reactions import Reactions as Reactions
 from ._reactions import StateResult as StateResult
 from ._reactions import StaticResult as StaticResult
@@ -77,8 +82,10 @@ from ._solvability.sweep import PathEvent as PathEvent
 from ._solvability.sweep import SolvabilityPath as SolvabilityPath
 from ._solvability.sweep import SolvabilitySweep as SolvabilitySweep
 from ._solvability.sweep import driver_path as driver_path
+from ._solvability.sweep import redundant_drivers as redundant_drivers
 from ._solvability.sweep import solvability_path as solvability_path
 from ._solvability.sweep import solvability_sweep as solvability_sweep
+from ._solvability.sweep import time_path as time_path
 from ._stabilization.base import AbstractStabilization as AbstractStabilization
 from ._stabilization.baumgarte import Baumgarte as Baumgarte
 from ._stabilization.projection import Projection as Projection
@@ -87,5 +94,10 @@ from .io import ModelFileError as ModelFileError
 from .io import bundled_models as bundled_models
 from .io import load as load
 from .io import save as save
+
+try:
+    __version__ = _metadata.version("jmbs")
+except _metadata.PackageNotFoundError:  # a source tree that is not installed
+    __version__ = "unknown"
 
 __all__ = [name for name in dir() if not name.startswith("_")]

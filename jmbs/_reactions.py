@@ -7,9 +7,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Bool, Float
+from jaxtyping import Array, Bool, Float, Int
 
 from ._assembly import _group_inputs, constraint_matrix, generalized_forces
+from ._display import reactions_html, reactions_line, reactions_text
 from ._formulations.base import (
     AbstractFormulation,
     Prepared,
@@ -56,21 +57,24 @@ def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
 
 
 def uniqueness(model: Model, C: Array, rigid: np.ndarray,
-               method: AbstractSolvabilityMethod) -> tuple[Array, Array]:
-    """`(unique (ne,), component_unique (nc,))` at one configuration with matrix `C`.
+               method: AbstractSolvabilityMethod) -> tuple[Array, Array, Array, Array]:
+    """`(unique (ne,), component_unique (nc,), rank, rank_values (k,))` at one
+    configuration with matrix `C`.
 
     Rows that are not `rigid` (compliant) have reactions set by their
     compliance law, hence unique; the rigid rows are decided by `method` (with
-    its tolerances) on their own rows of `C`.
+    its tolerances) on their own rows of `C`, whose rank and relative
+    rank-revealing values are returned too.
     """
     sets = element_sets(model)
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
-        return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool)
+        return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool), jnp.asarray(0), jnp.zeros(0)
     C = jax.lax.stop_gradient(equilibrate(model, C))[rigid]  # decisions have no derivative
     d: Decisions = method.decide(C, jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
-    return jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp
+    return (jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp, d.rank,
+            d.rank_values)
 
 
 def check_friction(model: Model, prepared: Prepared, q: Array, t, method: AbstractSolvabilityMethod,
@@ -82,7 +86,7 @@ def check_friction(model: Model, prepared: Prepared, q: Array, t, method: Abstra
     friction = [s for s in model.force_specs if s.kind == "joint_friction"]
     if not friction or is_traced(model, q, t):
         return
-    _, comp = uniqueness(model, constraint_matrix(model, q, t), prepared.rigid_rows, method)
+    comp = uniqueness(model, constraint_matrix(model, q, t), prepared.rigid_rows, method)[1]
     comp = np.asarray(comp)
     for s in friction:
         if np.all(comp[np.asarray(s.reaction_rows, int)]):
@@ -118,8 +122,14 @@ def _unique_only(x: Array, unique: Array, message: str) -> Array:
 @_unique_only.defjvp
 def _unique_only_jvp(message, primals, tangents):
     x, unique = primals
-    # The check rides on a primal value the tangent uses, so it runs under jax.grad
-    # and jit too (a check on the tangent alone can be optimised away).
+    if not isinstance(unique, jax.core.Tracer):
+        # Concrete decisions (jax.grad outside jit): refuse on the host, with the message
+        # alone rather than under the traceback advice of a runtime check.
+        if not np.all(np.asarray(unique)):
+            raise eqx.EquinoxRuntimeError(message)
+        return x, tangents[0]
+    # Traced: the check rides on a primal value the tangent uses, so it runs under
+    # jax.grad and jit too (a check on the tangent alone can be optimised away).
     flag = eqx.error_if(jnp.ones((), x.dtype), ~jnp.all(unique), message)
     return x, tangents[0] * flag
 
@@ -130,7 +140,10 @@ class Reactions(eqx.Module):
     The values are those of the formulation that produced them; where
     `is_unique(name)` is False, they are one of infinitely many answers that
     give the same motion (another formulation gives another), not a fact
-    about the mechanism.
+    about the mechanism. `rank (...)` and `rank_values (..., k)` are the rank of
+    the rigid rows of `C` and the uniqueness method's relative rank-revealing
+    values there (along a motion they show where it meets a singular
+    configuration).
     """
 
     element_names: tuple[str, ...] = eqx.field(static=True)
@@ -142,6 +155,17 @@ class Reactions(eqx.Module):
     torques: Float[Array, "... ne nrot"]
     unique: Bool[Array, "... ne"]
     component_unique: Bool[Array, "... nc"]
+    rank: Int[Array, "..."]
+    rank_values: Float[Array, "... k"]
+
+    def __repr__(self) -> str:
+        return reactions_line(self)
+
+    def __str__(self) -> str:
+        return reactions_text(self)
+
+    def _repr_html_(self) -> str:
+        return reactions_html(self)
 
     def _index(self, name: str) -> int:
         try:
@@ -209,10 +233,10 @@ def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndar
     """The `Reactions` of one state (vmap for a trajectory), given `C` there; their
     uniqueness decided by `method`."""
     point, force, torque = element_wrenches(model, q, t, lam)
-    unique, comp = uniqueness(model, C, rigid, method)
+    unique, comp, rank, values = uniqueness(model, C, rigid, method)
     components = tuple(spec.components for spec in model.element_specs)
     return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
-                     unique, comp)
+                     unique, comp, rank, values)
 
 
 class StateResult(eqx.Module):

@@ -97,11 +97,6 @@ def _model_info(name: str, model) -> dict:
             "forces": {s.name: s.kind for s in model.force_specs}}
 
 
-def _coordinate_names(model) -> list[str]:
-    coords = ("x", "y", "phi") if model.dim == 2 else ("x", "y", "z", "p0", "p1", "p2", "p3")
-    return [f"{b}.{c}" for b in model.body_names for c in coords]
-
-
 def _read_configuration(path: Path, model) -> np.ndarray:
     """A configuration from a .npy file or a text file of numbers (whitespace or commas)."""
     if path.suffix == ".npy":
@@ -113,7 +108,7 @@ def _read_configuration(path: Path, model) -> np.ndarray:
             raise ValueError(f"{path}: expected numbers separated by spaces or commas ({e})") from None
     q = np.ravel(q).astype(float)
     if q.size != model.nq:
-        names = _coordinate_names(model)
+        names = list(model.coordinate_names)
         listed = ", ".join(names[:7]) + (", ..." if len(names) > 7 else "")
         raise ValueError(f"{path}: {q.size} numbers, but the model has nq = {model.nq} coordinates "
                          f"({listed}); write one number per coordinate")
@@ -249,7 +244,8 @@ def simulate(
         "--out", metavar="PATH", help="Write PATH.npz and PATH.csv (default: the model's name).")]
     = None,
     plot: Annotated[bool, typer.Option(
-        "--plot", help="Also write PATH-reactions.png, the reaction forces over time.")] = False,
+        "--plot", help="Also write PATH-reactions.png, every reaction component over time "
+        "(N, N m), driving forces included.")] = False,
     animate: Annotated[Path | None, typer.Option(
         "--animate", metavar="FILE.gif", help="Also write an animation of the motion.")] = None,
     json_: JsonOpt = False,
@@ -303,18 +299,18 @@ def simulate(
             "energy": np.asarray(sol.energy), "work": np.asarray(sol.work),
             "element_names": np.array(mdl.element_names),
             "component_names": np.array(jmbs.component_names(mdl)),
-            "coordinate_names": np.array(_coordinate_names(mdl))}
+            "coordinate_names": np.array(list(mdl.coordinate_names))}
     path.parent.mkdir(parents=True, exist_ok=True)
     files = [path.with_name(path.name + ".npz"), path.with_name(path.name + ".csv")]
     np.savez(files[0], **data)
-    _write_csv(files[1], ["t"] + _coordinate_names(mdl) + jmbs.component_names(mdl)
+    _write_csv(files[1], ["t"] + list(mdl.coordinate_names) + jmbs.component_names(mdl)
                + [f"{e}.unique" for e in mdl.element_names],
                [data["ts"], data["q"], -multipliers, unique.astype(float)])
     if plot or animate:
         plotting = _plotting()
         if plot:
             files.append(path.with_name(path.name + "-reactions.png"))
-            plotting.plot_reactions(sol).savefig(files[-1])
+            plotting.plot_reactions(sol, kind="components").savefig(files[-1])
         if animate:
             files.append(plotting.animate(mdl, sol, animate))
 
@@ -349,10 +345,9 @@ def simulate(
 @app.command()
 def sweep(
     model: ModelArg,
-    driver: Annotated[str, typer.Option("--driver", metavar="NAME", help="The driver to move.")],
     range_: Annotated[tuple[float, float], typer.Option(
-        "--range", metavar="A B", help="Start and end of its coordinate (rad or m), from the "
-        "reference configuration.")],
+        "--range", metavar="A B", help="Start and end of the driver's coordinate (rad or m, "
+        "from the reference configuration); without --driver, of time (s).")],
     n: Annotated[int, typer.Option("--n", metavar="K", min=2, help="Configurations on the grid.")],
     method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method(DEFAULT_METHOD),
     rank_tol: RankTol = None,
@@ -362,12 +357,18 @@ def sweep(
     json_: JsonOpt = False,
     trusted: TrustedOpt = False,
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not write PREFIX.png.")] = False,
+    driver: Annotated[str | None, typer.Option(
+        "--driver", metavar="NAME", help="The driver to move; without it, every driver "
+        "follows its motion and the sweep is along time.")] = None,
 ) -> None:
-    """Rank and uniqueness along a driver's coordinate, with the singular configurations.
+    """Rank and uniqueness along a driver's coordinate or along time, with the singular
+    configurations.
 
-    The driver NAME's coordinate s takes K values from A to B (the other drivers
-    hold their reference values); each configuration is assembled from the
-    previous one, starting from the reference configuration (s = 0). Position
+    With --driver NAME, its coordinate s takes K values from A to B; the other
+    drivers hold their reference values, except those it makes redundant (an
+    overactuated model), which follow. Without --driver, s is the time and every
+    driver follows its motion. Each configuration is assembled from the previous
+    one, starting from the reference configuration (s = 0). Position
     freedom left besides the drivers (a mobile robot's platform) follows the
     nearest configuration; velocity constraints (knife edges) do not restrict
     positions. Where the rank or a decision changes, jmbs.solvability_path
@@ -377,7 +378,8 @@ def sweep(
     Writes PREFIX.csv (s, rank, p, <element>.unique as 1/0) and PREFIX.png
     (jmbs.plotting.plot_sweep), and prints the events.
 
-    Example: jmbs sweep gripper_torque --driver drive_Cr --range -0.3 0.3 --n 61
+    Examples: jmbs sweep gripper_torque --driver drive_Cr --range -0.3 0.3 --n 61;
+    jmbs sweep mobile_robot --range 0 4 --n 81 (along time)
     """
     a, b = range_
     if not a < b:
@@ -389,12 +391,13 @@ def sweep(
                          "driver to the model file, or analyse single configurations with "
                          "`jmbs analyze --q`")
     s = np.linspace(a, b, n)
-    path = jmbs.driver_path(mdl, driver, s, progress=True)
-    unit = path.unit
+    path = (jmbs.time_path(mdl, s, progress=True) if driver is None
+            else jmbs.driver_path(mdl, driver, s, progress=True))
+    unit, driver = path.unit, driver or "t"
     result = jmbs.solvability_path(path.model, path, s, method=solvability_method)
     sw = result.sweep
     events = [dataclasses.asdict(e) | {"components": list(e.components)} for e in result.events]
-    prefix = Path(out or f"{Path(model).stem}-sweep-{driver}")
+    prefix = Path(out or f"{Path(model).stem}-sweep-{driver}")  # "-sweep-t" along time
     prefix.parent.mkdir(parents=True, exist_ok=True)
     files = [_write_csv(prefix.with_name(prefix.name + ".csv"),
                         ["s", "rank", "p"] + [f"{e}.unique" for e in mdl.element_names],
@@ -406,7 +409,7 @@ def sweep(
     verdicts = _verdicts(sw.unique, mdl.element_names)
     if json_:
         print(json.dumps({
-            "model": _model_info(model, mdl), "driver": driver, "unit": unit, "method": sw.method,
+            "model": _model_info(model, mdl), "driver": path.driver, "unit": unit, "method": sw.method,
             "s": s.tolist(), "rank": sw.rank.tolist(), "redundancy": sw.redundancy.tolist(),
             "unique": {e: sw.unique[:, k].tolist() for k, e in enumerate(mdl.element_names)},
             **verdicts, "events": events, "files": [str(f) for f in files]}, indent=1))

@@ -118,6 +118,23 @@ def test_sweep_locates_the_flat_parallelogram(parallelogram_file, tmp_path):
     assert (tmp_path / "flat.png").stat().st_size > 0
 
 
+def test_sweep_of_an_overactuated_model_and_along_time(tmp_path):
+    """Moving one drive of the overactuated gripper releases the other (it used to be
+    held, lock the mechanism and report a dead centre); without --driver the sweep is
+    along time, every driver following its motion."""
+    out = run("sweep", "gripper_overactuated", "--driver", "drive_Cr", "--range", -0.1, 0.1,
+              "--n", 5, "--json", "--no-plot", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["rank"] == [12] * 5 and doc["events"] == []
+    out = run("sweep", "mobile_robot", "--range", 0.0, 0.5, "--n", 5, "--json", "--no-plot",
+              cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["driver"] is None and doc["unit"] == "s" and doc["s"] == [0.0, 0.125, 0.25, 0.375, 0.5]
+    assert doc["rank"] == [20] * 5
+
+
 def test_simulate_writes_matching_npz_and_csv(tmp_path):
     out = run("simulate", "slider_crank", "--t1", 0.2, "--n-saves", 5, "--out", "run", "--plot",
               "--animate", "run.gif", "--json", cwd=tmp_path)

@@ -312,9 +312,13 @@ def test_result_codes_per_batch_element_under_vmap():
         return jmbs.simulate(m.with_params({"mass.mass": mass}), 1.0, formulation=f, saveat=[1.0],
                              reactions=False, throw=False, max_steps=500)
 
-    sol = jax.jit(jax.vmap(run))(jnp.array([1.0, jnp.nan, 2.0]))
+    sol = jax.jit(jax.vmap(run))(jnp.array([1.0, jnp.nan, 2.0, -1.0]))
     ok = np.asarray(sol.ok)
-    assert ok[0] and ok[2] and not ok[1], sol.message
+    assert ok[0] and ok[2] and not ok[1] and not ok[3], sol.message
+    # The bad designs get their own code, not the integrator's.
+    bad = np.asarray(sol.result == jmbs.RESULTS.invalid_design)
+    np.testing.assert_array_equal(bad, [False, True, False, True])
+    assert "not a physical design" in sol.message
     np.testing.assert_allclose(sol.q[0], sol.q[2], atol=1e-12)  # the mass does not change the motion
     with pytest.raises(Exception, match="jmbs.simulate failed"):
         jax.block_until_ready(jax.jit(jax.vmap(lambda mass: jmbs.simulate(

@@ -235,6 +235,8 @@ def test_reactions_non_unique_dashed_and_labelled(parallelogram_run):
         np.testing.assert_allclose(lines[1].get_ydata(), sol.reactions.force(name)[:, 1])
         np.testing.assert_allclose(lines[0].get_xdata(), sol.ts)
         assert not ax.patches  # uniqueness does not change: nothing shaded
+        assert ax.get_ylabel() == "force [N]"
+    assert fig.axes[-1].get_xlabel() == "t [s]" and "dashed: not unique" in fig._suptitle.get_text()
 
 
 def test_drawn_points_are_the_reaction_points(parallelogram, parallelogram_run):
@@ -325,6 +327,9 @@ def test_sweep_without_s_and_bad_input(parallelogram):
     colours = {to_hex(c) for coll in fig.axes[1].collections if coll.get_gid() == "band:O0"
                for c in coll.get_facecolor()}
     assert colours == {UNIQUE, NONUNIQUE}
+    # The rank is constant (11): one integer tick on each side, not fractional ones.
+    lo, hi = fig.axes[0].get_ylim()
+    assert [t for t in fig.axes[0].get_yticks() if lo <= t <= hi] == [11.0]
     with pytest.raises(ValueError, match="12 configurations"):
         jp.plot_sweep(sweep, s=np.arange(4))
     with pytest.raises(ValueError, match="solvability_sweep"):
@@ -345,6 +350,10 @@ def test_animate_bad_input(parallelogram, parallelogram_run, tmp_path):
         jp.animate(parallelogram, parallelogram_run, tmp_path / "run.avi")
     with pytest.raises(ValueError, match="solution.q"):
         jp.animate(examples.four_bar(), parallelogram_run, tmp_path / "run.gif")
+    with pytest.raises(ValueError, match="the arguments may be swapped: the model comes first"):
+        jp.animate(parallelogram_run, parallelogram, tmp_path / "run.gif")
+    with pytest.raises(ValueError, match="must be a jmbs.Solution"):
+        jp.animate(parallelogram, parallelogram.q0, tmp_path / "run.gif")
     if not animation.writers.is_available("ffmpeg"):
         with pytest.raises(RuntimeError, match=r"write a \.gif instead"):
             jp.animate(parallelogram, parallelogram_run, tmp_path / "run.mp4")

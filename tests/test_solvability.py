@@ -3,6 +3,7 @@ matrix against C^T, unit invariance, sweeps against loops, singular
 configurations and bad input."""
 
 import json
+import math
 
 import jax
 import jax.numpy as jnp
@@ -296,6 +297,36 @@ def test_driver_path_sweeps_a_driver_coordinate():
         jmbs.driver_path(model, "nope", s)
     with pytest.raises(ValueError, match="no drivers"):
         jmbs.driver_path(examples.four_bar(), "d", s)
+
+
+def test_sweeping_one_drive_of_an_overactuated_gripper_releases_the_other():
+    """The overactuated gripper (drives on Cr and Bt, one degree of freedom): holding
+    drive_Bt while drive_Cr moves would lock the mechanism; it is released and follows,
+    its slide equal to the closed form `gripper_slide` at every grid point."""
+    from jmbs.examples.gripper import gripper_slide
+
+    model = examples.gripper("overactuated")
+    assert jmbs.redundant_drivers(model, "drive_Cr") == ("drive_Bt",)
+    assert jmbs.redundant_drivers(examples.gripper("torque"), "drive_Cr") == ()
+    s = np.linspace(-0.2, 0.2, 9)
+    path = jmbs.driver_path(model, "drive_Cr", s)
+    slide = jmbs.joint_coordinates(model, path.qs)["Bt.slide"]
+    phi4 = -math.pi / 6
+    np.testing.assert_allclose(slide, gripper_slide(phi4 + s) - gripper_slide(phi4), atol=1e-10)
+    res = jmbs.solvability_path(path.model, path, s)
+    assert (res.sweep.rank == model.nv).all()
+
+
+def test_time_path_follows_every_driver():
+    """Along time the driven slider-crank's crank angle is pi/6 + 2 t (its motion)."""
+    model = examples.slider_crank(omega=2.0)
+    ts = np.linspace(0.0, 1.0, 6)
+    path = jmbs.time_path(model, ts)
+    assert path.driver is None and path.unit == "s"
+    np.testing.assert_allclose(jmbs.joint_coordinates(model, path.qs)["O.angle"], 2.0 * ts,
+                               atol=1e-10)
+    res = jmbs.solvability_path(model, path, ts)
+    assert (res.sweep.rank == model.nc).all()
 
 
 def test_path_reports_a_singular_configuration_it_passes_closely(n_four_bar):

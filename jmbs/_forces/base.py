@@ -31,8 +31,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._expression import Expression
-from .._joints.base import DeriveContext, DriverSpec
-from .._joints.registry import ELEMENT_TYPES
+from .._joints.base import DeriveContext
+from .._joints.registry import measuring_group
 
 # How a law is called: "t": f(t); "tqv": f(t, q, v) with the model's whole state;
 # "length_rate": a spring's f(length, rate).
@@ -174,20 +174,11 @@ def constants(ctx: DeriveContext, specs, key: str, shape: tuple[int, ...]) -> Ar
                       if f"{s.name}.{key}" in ctx.params else jnp.zeros(shape) for s in specs])
 
 
-def _no_motion(t):
-    return jnp.zeros_like(t)
-
-
 def joint_coordinate(specs: list[ForceSpec], ctx: DeriveContext):
     """The driver group that measures each spec's joint coordinate (from the reference
     configuration) with a zero motion: its `phi(qs, 0)` is the coordinate."""
     dim = ctx.r0.shape[1]
-    joints = [ctx.specs[s.joint] for s in specs]
-    classes = {ELEMENT_TYPES[j.kind].drivable[dim][s.coordinate] for s, j in zip(specs, joints)}
-    (cls,) = classes  # `joint_group_key` stacks elements of one coordinate class only
-    drivers = [DriverSpec("driver", s.name, s.bodies, (), cls.components, s.joint, s.coordinate,
-                          _no_motion, ()) for s in specs]
-    return cls.derive(drivers, ctx)
+    return measuring_group(dim, [(s.name, ctx.specs[s.joint], s.coordinate) for s in specs], ctx)
 
 
 def joint_group_key(cls, spec: ForceSpec) -> Any:

@@ -201,3 +201,4 @@ class SpatialSlideDriver(AbstractDriver):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         return unit_wrenches(P, [(jax.vmap(rotate)(qs[:, 0], self.z_i), None)])
 
+

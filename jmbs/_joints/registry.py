@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from .base import AbstractElement, DriverSpec, ElementSpec
+import jax.numpy as jnp
+
+from .base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .custom import CustomHolonomic, CustomPfaffian
 from .distance import Distance
 from .drivers import (
@@ -155,3 +157,18 @@ def group_class(dim: int, spec: ElementSpec, specs: Mapping[str, ElementSpec]) -
     if isinstance(spec, DriverSpec):
         return ELEMENT_TYPES[specs[spec.joint].kind].drivable[dim][spec.coordinate]
     return ELEMENT_TYPES[spec.kind].classes[dim]
+
+
+def _no_motion(t):
+    return jnp.zeros_like(t)
+
+
+def measuring_group(dim: int, items: list[tuple[str, ElementSpec, str]], ctx: DeriveContext):
+    """A driver group with a zero motion that measures, for each `(name, joint spec,
+    coordinate)`, the joint's coordinate from the reference configuration: its
+    `phi(qs, 0)` is the coordinate. All items must be of one driver class."""
+    classes = {ELEMENT_TYPES[joint.kind].drivable[dim][c] for _, joint, c in items}
+    (cls,) = classes
+    specs = [DriverSpec("driver", name, joint.bodies, (), cls.components, joint.name, c,
+                        _no_motion, ()) for name, joint, c in items]
+    return cls.derive(specs, ctx)

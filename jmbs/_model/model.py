@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from .. import _display
 from .._bodies import NQ, NV, body_qdot, point, reference_q, rotation
 from .._forces.base import ForceSpec
 from .._forces.registry import force_class
@@ -81,6 +82,15 @@ class Model(eqx.Module):
     force_specs: tuple[ForceSpec, ...] = eqx.field(static=True, default=())
     forces: tuple | None = None
 
+    def __repr__(self) -> str:
+        return _display.model_line(self)
+
+    def __str__(self) -> str:
+        return _display.model_text(self)
+
+    def _repr_html_(self) -> str:
+        return _display.model_html(self)
+
     # ----- sizes and names (host-side) -----
     @property
     def n_bodies(self) -> int:
@@ -105,6 +115,20 @@ class Model(eqx.Module):
     @property
     def element_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.element_specs)
+
+    @property
+    def coordinate_names(self) -> tuple[str, ...]:
+        """`"<body>.<coordinate>"` for each entry of `q`: `x, y, phi` (planar) or `x, y, z,
+        p0, p1, p2, p3` (spatial: position and unit quaternion)."""
+        coords = ("x", "y", "phi") if self.dim == 2 else ("x", "y", "z", "p0", "p1", "p2", "p3")
+        return tuple(f"{b}.{c}" for b in self.body_names for c in coords)
+
+    @property
+    def velocity_names(self) -> tuple[str, ...]:
+        """`"<body>.<coordinate>"` for each entry of `v`: `vx, vy, omega` (planar) or `vx,
+        vy, vz, wx, wy, wz` (spatial: global velocity, angular velocity in the body frame)."""
+        coords = ("vx", "vy", "omega") if self.dim == 2 else ("vx", "vy", "vz", "wx", "wy", "wz")
+        return tuple(f"{b}.{c}" for b in self.body_names for c in coords)
 
     @property
     def force_groups(self) -> tuple:
@@ -313,13 +337,7 @@ def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[Elem
 def _derive(dim: int, body_specs, element_specs, force_specs, keys: tuple[str, ...], arrays) -> Model:
     values = dict(zip(keys, arrays))
     nb = len(body_specs)
-    q0 = jnp.stack([reference_q(values[f"{b.name}.position"], values[f"{b.name}.{b.orientation}"],
-                                b.orientation) for b in body_specs])
-    # Body by body rather than vmapped: XLA's vectorised loop for a vmap rounds differently
-    # (contracted multiply-adds), and Gauss-Newton paths near singular configurations are
-    # sensitive to the last bit of the geometry (test_bricard_counts); this way the derived
-    # geometry is bitwise what an op-by-op evaluation gives.
-    R0 = jnp.stack([rotation(qb) for qb in q0])
+    q0, R0, ctx = reference_context(dim, body_specs, element_specs, values)
     vel = jnp.stack([values[f"{b.name}.velocity"] for b in body_specs]).reshape(nb, dim)
     omega = jnp.stack([values[f"{b.name}.angular_velocity"] for b in body_specs])
     if dim == 2:
@@ -331,13 +349,7 @@ def _derive(dim: int, body_specs, element_specs, force_specs, keys: tuple[str, .
         inertia = jnp.stack([_inertia3(values[f"{b.name}.inertia"]) for b in body_specs])
     mass = jnp.stack([values[f"{b.name}.mass"] for b in body_specs])
 
-    by_name = {s.name: s for s in element_specs}
-    ctx = DeriveContext(
-        values,
-        jnp.concatenate([q0[:, :dim], jnp.zeros((1, dim))]),
-        jnp.concatenate([R0, jnp.eye(dim)[None]]),
-        by_name,
-    )
+    by_name = ctx.specs
     # Group the elements by type, in the order the types first appear.
     grouped: dict[Any, list[int]] = {}
     classes = [group_class(dim, spec, by_name) for spec in element_specs]
@@ -363,6 +375,22 @@ def _derive(dim: int, body_specs, element_specs, force_specs, keys: tuple[str, .
     return Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
                  vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, values["gravity"],
                  force_specs, force_groups or None)
+
+
+def reference_context(dim: int, body_specs, element_specs, values: dict[str, Array]
+                      ) -> tuple[Array, Array, DeriveContext]:
+    """`(q0 (nb, nq_b), R0 (nb, dim, dim), the DeriveContext)` of the reference
+    configuration given by the bodies' parameters (traceable)."""
+    q0 = jnp.stack([reference_q(values[f"{b.name}.position"], values[f"{b.name}.{b.orientation}"],
+                                b.orientation) for b in body_specs])
+    # Body by body rather than vmapped: XLA's vectorised loop for a vmap rounds differently
+    # (contracted multiply-adds), and Gauss-Newton paths near singular configurations are
+    # sensitive to the last bit of the geometry (test_bricard_counts); this way the derived
+    # geometry is bitwise what an op-by-op evaluation gives.
+    R0 = jnp.stack([rotation(qb) for qb in q0])
+    ctx = DeriveContext(values, jnp.concatenate([q0[:, :dim], jnp.zeros((1, dim))]),
+                        jnp.concatenate([R0, jnp.eye(dim)[None]]), {s.name: s for s in element_specs})
+    return q0, R0, ctx
 
 
 def _inertia3(J: Array) -> Array:

@@ -90,7 +90,28 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
     result = RESULTS.where(run == RESULTS.successful, result, run)
     result = RESULTS.where(ok0, result, RESULTS.initial_projection_failed)
     result = RESULTS.where(far, RESULTS.initial_state_off, result)
+    result = RESULTS.where(valid_design(model), result, RESULTS.invalid_design)
     return ts, qs, vs, work, result, out.stats, q0, v0
+
+
+def valid_design(model: Model) -> Array:
+    """Traced: whether the model's values can describe a physical design (finite
+    parameters and force-element values, positive masses, positive definite
+    inertias). Concrete values are checked on the host by `with_params`; this is the
+    check that a traced batch member gets, as its own result code."""
+    leaves = [model.param_vector, *jax.tree.leaves(model.forces)]
+    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves
+                                if eqx.is_inexact_array(x)]))
+    J = model.inertia
+    if model.dim == 2:
+        inertia = J > 0
+    else:  # positive definite: Sylvester's leading minors (3 x 3, no decomposition needed)
+        minor2 = J[:, 0, 0] * J[:, 1, 1] - J[:, 0, 1] * J[:, 1, 0]
+        det = (J[:, 0, 0] * (J[:, 1, 1] * J[:, 2, 2] - J[:, 1, 2] * J[:, 2, 1])
+               - J[:, 0, 1] * (J[:, 1, 0] * J[:, 2, 2] - J[:, 1, 2] * J[:, 2, 0])
+               + J[:, 0, 2] * (J[:, 1, 0] * J[:, 2, 1] - J[:, 1, 1] * J[:, 2, 0]))
+        inertia = (J[:, 0, 0] > 0) & (minor2 > 0) & (det > 0)
+    return finite & jnp.all(model.mass > 0) & jnp.all(inertia)
 
 
 @eqx.filter_jit
@@ -101,4 +122,5 @@ def solution(model, formulation, method, ts, qs, vs, work, result, stats) -> Sol
         lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
     finite = jnp.all(jnp.isfinite(v_dot))
     result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
-    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, stats)
+    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, stats,
+                    model.coordinate_names, model.velocity_names)

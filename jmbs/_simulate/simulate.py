@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import velocity_residual
+from .._assembly import phi, velocity_residual
 from .._formulations.base import (
     AbstractFormulation,
     Prepared,
@@ -17,11 +17,20 @@ from .._formulations.base import (
     resolve,
 )
 from .._formulations.null_space import NullSpaceProjection
-from .._kinematics import assemble, closure_error, fail_if
+from .._kinematics import (
+    assemble,
+    closure_error,
+    conflict,
+    fail_if,
+    rheonomic_conflict,
+    warn_singular,
+)
 from .._model import Model
 from .._reactions import check_friction
+from .._solvability.analysis import element_sets
 from .._solvability.base import AbstractSolvabilityMethod
 from .._solvability.registry import DEFAULT_METHOD, resolve_method
+from .._solvability.report import decisions_at, generic_rank
 from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
 from .integrate import integrate, solution
@@ -79,7 +88,10 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     - `reactions`: compute the reactions and their uniqueness at the saved
       times (a decomposition per saved state); `False` leaves
       `Solution.reactions` as `None` (accelerations, violations and energy
-      are still computed).
+      are still computed). With them, a run that starts at or passes through a
+      singular configuration (the rank of `C` below its largest along the
+      motion, at a saved time or, judged from the saved times, between them) gets
+      a warning with the times; `Solution.singular_configurations()` lists them.
     - `backward`: allow `t1 < t0`: integrate from the state at `t0` back in time
       to `t1`. Without it, `t1 < t0` is refused (usually a sign error).
     - `uniqueness`: the solvability method deciding which reactions are
@@ -150,7 +162,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         saveat = diffrax.SaveAt(ts=_check_saveat(jnp.asarray(saveat, dtype=float), t0, t1))
     t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
     concrete = not is_traced(model, q0, v0, t0)
-    off = _check_initial_state(model, q0, v0, t0, initial_tol) if concrete else None
+    off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else None
     # The rank is decided on the constraints: at a start slightly off them, redundant
     # rows are only nearly dependent.
     q_on = q0 if off is None else assemble(model, q0, t0, throw=False)
@@ -169,12 +181,62 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
         warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
                       f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
+    if concrete and reactions and not is_traced(sol.ts):
+        generic, events = sol.singular_configurations()
+        at_start = any(kind == "at" and t == float(sol.ts[0]) for t, kind in events)
+        warn_singular("jmbs.simulate", generic, events, note=(
+            f". The run starts at one: the formulation's rank was decided there, below the "
+            f"rank {generic} of the motion; prepare it away from the start (formulation"
+            f".prepare(model, q, t)) or state rank={generic}" if at_start else ""))
+    hint = ""
+    if concrete and not np.all(np.asarray(sol.ok)):
+        hint = _singular_start(model, method, q_on, t0)
+        hint = f"Cause: {hint}." if hint else _conflict_on_the_way(model, sol, t1)
+        if hint and not throw:
+            warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
     if throw:
         sol = fail_if(sol, sol.result != RESULTS.successful,
                       "jmbs.simulate failed; run with throw=False and read Solution.message",
-                      lambda: f"jmbs.simulate failed: {sol.message} (run with throw=False to "
-                              "inspect the partial result)")
+                      lambda: f"jmbs.simulate failed: {sol.message}{' ' + hint if hint else ''} "
+                              "(run with throw=False to inspect the partial result)")
     return sol
+
+
+def _conflict_on_the_way(model: Model, sol: Solution, t1) -> str:
+    """Host-side, after a failed run: whether the prescribed motions conflict after the
+    last saved state reached (drivers that agree at the start only). At a few times
+    from there to `t1` the configuration is assembled from that state; where it
+    cannot be, the rows left violated name the elements, else the velocity and
+    acceleration levels are checked."""
+    ts, qs = np.asarray(sol.ts), np.asarray(sol.q)
+    done = np.isfinite(ts) & np.all(np.isfinite(qs), axis=1)
+    if not done.any() or done.all():
+        return ""
+    k = int(np.flatnonzero(done)[-1])
+    for t in ts[k] + (float(t1) - ts[k]) * np.array([1 / 64, 1 / 16, 1 / 4, 1.0]):
+        res = assemble(model, qs[k], float(t), throw=False, full_output=True)
+        if not bool(res.converged):
+            r = np.asarray(phi(model, res.q, t)) * model.holonomic_rows
+            clash = f"at position level, {conflict(model, r)}"
+        else:
+            clash = rheonomic_conflict(model, res.q, t)
+        if clash:
+            return f"Cause: the prescribed motions conflict by t = {t:.6g}, {clash}."
+    return ""
+
+
+def _singular_start(model: Model, method: AbstractSolvabilityMethod, q, t) -> str:
+    """Host-side, after a failed run: why, when the start is a singular configuration
+    (the formulation's rank was decided there, below the rank the motion needs)."""
+    if model.nc == 0:
+        return ""
+    rank = int(decisions_at(model, method, q, float(t), element_sets(model)).rank)
+    generic = generic_rank(model, method, q, float(t), rank)
+    if generic == rank:
+        return ""
+    return (f"the start is a singular configuration: the rank of C is {rank} there but {generic} "
+            "at the configurations around it (the formulation's rank is decided there, and the "
+            "drivers may not determine the motion from it); start away from it")
 
 
 def _check_saveat(ts, t0, t1):
@@ -207,7 +269,8 @@ def _resolve_tolerances(solver, controller):
     return eqx.tree_at(lambda s: s.root_finder, solver, rf)
 
 
-def _check_initial_state(model: Model, q0, v0, t0, tol: float) -> str | None:
+def _check_initial_state(model: Model, q0, v0, t0, tol: float,
+                          method: AbstractSolvabilityMethod) -> str | None:
     """Host-side validation of a concrete initial state (it does not change the
     compiled program): refuse NaN and a configuration far off the constraints;
     return a description of a small violation (the run projects it) or None."""
@@ -220,6 +283,11 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float) -> str | None:
             f"the initial configuration violates the constraints by {off:.3g} (worst: element "
             f"{worst!r}), more than initial_tol = {tol:g} x size; assemble it "
             "first with jmbs.assemble(model, q0) or raise initial_tol")
+    clash = rheonomic_conflict(model, q0, t0)
+    if clash:
+        singular = _singular_start(model, method, q0, t0)
+        raise ValueError(f"jmbs.simulate: no motion satisfies the constraints from the start "
+                         f"(t0 = {float(t0):g}): " + (f"{singular} ({clash})" if singular else clash))
     verr = float(np.max(np.abs(np.asarray(velocity_residual(model, q0, v0, t0))), initial=0.0))
     vsize = max(1.0, float(np.max(np.abs(np.asarray(v0)), initial=0.0)))
     if off <= _ON_CONSTRAINTS * size and verr <= _ON_CONSTRAINTS * vsize:

@@ -1,10 +1,15 @@
 """The result of `jmbs.simulate` and its result codes."""
 
+import html
+
 import diffrax
 import equinox as eqx
 import numpy as np
 from jaxtyping import Array, Bool, Float
 
+from .._display import concrete, reactions_html, solution_line, solution_text
+from .._kinematics import singular_points
+from .._outputs import joint_coordinates
 from .._reactions import Reactions
 
 
@@ -29,6 +34,11 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
         "The initial state could not be projected onto the constraints; assemble it first "
         "with jmbs.assemble(model, q0)."
     )
+    invalid_design = (
+        "The model's values are not a physical design: a mass or inertia that is not "
+        "positive, or a NaN or infinite parameter (under jax.vmap: this batch member's "
+        "parameters); with concrete values, Model.with_params names the parameter."
+    )
 
 
 class Solution(eqx.Module):
@@ -43,6 +53,8 @@ class Solution(eqx.Module):
     - `work (T,)`: the work done since `t0` by the force elements' non-conservative
       part (dampers, applied loads, actuators, friction), so that without
       drivers `energy - work` stays constant (drivers' work is not included);
+    - `singular_configurations()`: where the motion meets a singular configuration;
+    - `table(model)`, `to_dataframe(model)`: the run as named columns;
     - `result`: a `jmbs.RESULTS` item, `RESULTS.successful` on success
       (one per batch element under `jax.vmap`; `message` explains it);
     - `stats`: diffrax's statistics (steps taken, rejected, ...).
@@ -59,6 +71,51 @@ class Solution(eqx.Module):
     work: Float[Array, " T"]
     result: RESULTS
     stats: dict
+    coordinate_names: tuple[str, ...] = eqx.field(static=True, default=())
+    velocity_names: tuple[str, ...] = eqx.field(static=True, default=())
+
+    def __repr__(self) -> str:
+        return solution_line(self)
+
+    def __str__(self) -> str:
+        return solution_text(self)
+
+    def _repr_html_(self) -> str:
+        reactions = "" if self.reactions is None else reactions_html(self.reactions)
+        return f"<p>{html.escape(solution_line(self))}</p>{reactions}"
+
+    def table(self, model=None) -> dict[str, np.ndarray]:
+        """The run as named columns `(T,)` (one run, concrete): `t`, the coordinates
+        (`model.coordinate_names`), the velocities (`model.velocity_names`),
+        `energy`, `work`, `violation`, `velocity_violation`, the reaction
+        components (`"<element>.<component>"`, `-lambda`) and, given the `model`, the
+        joints' coordinates (`"<joint>.angle"`, `"<joint>.slide"`)."""
+        if not concrete(self.ts) or np.ndim(self.ts) != 1:
+            raise ValueError("Solution.table needs one concrete run (not traced, not a batch: "
+                             "index the batch first, e.g. jax.tree.map(lambda x: x[0], sol))")
+        cols = {"t": np.asarray(self.ts)}
+        for names, values in ((self.coordinate_names, self.q), (self.velocity_names, self.v)):
+            cols |= {n: np.asarray(values[:, k]) for k, n in enumerate(names)}
+        if model is not None:
+            cols |= joint_coordinates(model, self.q)
+        cols |= {n: np.asarray(getattr(self, n)) for n in ("energy", "work", "violation",
+                                                             "velocity_violation")}
+        if self.reactions is not None:
+            r = self.reactions
+            for name, comps, (a, _) in zip(r.element_names, r.component_names, r.element_rows):
+                cols |= {f"{name}.{c}": -np.asarray(r.multipliers[:, a + k])
+                         for k, c in enumerate(comps)}
+        return cols
+
+    def to_dataframe(self, model=None):
+        """`Solution.table(model)` as a pandas `DataFrame` indexed by nothing (a column
+        `t`). Needs pandas: `pip install "jmbs[pandas]"`."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Solution.to_dataframe needs pandas: pip install \"jmbs[pandas]\" "
+                              "(or use Solution.table(), a dict of NumPy columns)") from None
+        return pd.DataFrame(self.table(model))
 
     @property
     def message(self) -> str:
@@ -66,6 +123,18 @@ class Solution(eqx.Module):
         codes = np.unique(np.asarray(self.result._value))
         out = [_MESSAGES[int(c)] for c in codes if int(c) != _SUCCESS]
         return "; ".join(out) if out else "success"
+
+    def singular_configurations(self) -> tuple[int, list[tuple[float, str]]]:
+        """`(generic rank, events)`: where the motion is at a singular configuration
+        (`(t, "at")`, a saved time whose rank is below the largest rank along the
+        motion) or passes one between saved times (`(t, "through")`). Needs the
+        reactions (`reactions=True`) and one run (not a batch)."""
+        if self.reactions is None or np.ndim(self.ts) != 1:
+            raise ValueError("singular_configurations needs one run simulated with reactions=True")
+        ts = np.asarray(self.ts)
+        done = np.isfinite(ts)
+        return singular_points(ts[done], np.asarray(self.reactions.rank)[done],
+                               np.asarray(self.reactions.rank_values)[done])
 
     @property
     def ok(self) -> Bool[Array, "..."]:

@@ -1,5 +1,6 @@
 """`jmbs.solvability`: the uniqueness report for one configuration (host-side)."""
 
+import functools
 import json
 from typing import Any
 
@@ -9,6 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
+from .._display import html_table
+from .._kinematics import nearby_configurations, rheonomic_conflict
 from .._model import Model
 from .analysis import element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
@@ -77,6 +80,21 @@ def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
     return jax.device_get(decisions_from_matrix(method, C, characteristic_lengths(model), model.dim, sets))
 
 
+def generic_rank(model: Model, method: AbstractSolvabilityMethod, q, t: float, rank: int) -> int:
+    """Host-side: the mechanism's generic rank near `q`, the largest rank (by `method`)
+    at `q` (rank `rank`) and at a few assembled configurations a small step away along
+    its free motions with its drivers released (`_kinematics.nearby_configurations`;
+    a driver only prescribes where the mechanism is, its row of `C` is there at the
+    nearby configurations too). Equal to `rank` for a rigid structure (no motion).
+
+    The rank margin cannot tell a singular configuration from a redundant mechanism
+    (a configuration can be exactly singular with a large margin); this can."""
+    sets = element_sets(model)  # the report's own sets: its compiled program is reused
+    near = [int(decisions_at(model, method, x, t, sets).rank)
+            for x in nearby_configurations(model, q, t)]
+    return max([int(rank), *near])
+
+
 def solvability(model: Model, q=None, t: float = 0.0, *,
                 method: "str | AbstractSolvabilityMethod" = DEFAULT_METHOD) -> "SolvabilityReport":
     """Which reactions and driving forces are uniquely determined at one configuration.
@@ -123,11 +141,14 @@ class SolvabilityReport:
     Attributes: `method`, `rank`, `redundancy` (`p`), `dof`, `n_constraints`,
     `rank_margin` (decimal digits of the singular-value gap around the rank
     tolerance), `reference_rank` (rank at `model.q0`, when `q` was given),
-    `singular` (the rank is below the reference rank: a singular
-    configuration, where the decisions follow the lower rank),
-    `near_singular` (the rank decision is within `MARGINAL_DECADES` of its
-    tolerance), and per element and component the decisions, criteria and
-    margins (`decisions`).
+    `generic_rank` (the mechanism's rank at almost every configuration near `q`:
+    the largest at a few assembled configurations a small step away, drivers
+    released, and at the reference), `singular` (the rank is below the generic
+    rank: a singular configuration, where the decisions describe the instant, not
+    the mechanism), `near_singular` (the rank decision is within
+    `MARGINAL_DECADES` of its tolerance), and per element and component the
+    decisions, criteria and margins (`decisions`). `generic_rank` and `singular`
+    are computed when first read (a small compiled program).
     """
 
     def __init__(self, model: Model, method: AbstractSolvabilityMethod, q: np.ndarray, t: float,
@@ -141,8 +162,24 @@ class SolvabilityReport:
         self.dof = model.nv - self.rank
         self.rank_margin = float(decisions.rank_margin)
         self.reference_rank = reference_rank
-        self.singular = reference_rank is not None and self.rank < reference_rank
         self.near_singular = self.rank_margin < MARGINAL_DECADES
+
+    @functools.cached_property
+    def generic_rank(self) -> int:
+        """The rank of the mechanism at almost every configuration near `q` (see the class)."""
+        near = generic_rank(self.model, self._method, self.q, self.t, self.rank)
+        return max(near, self.reference_rank or 0)
+
+    @functools.cached_property
+    def conflict(self) -> str | None:
+        """`None`, or which elements' prescribed motions (drivers, user constraints)
+        cannot hold together at `(q, t)`, at velocity or acceleration level."""
+        return rheonomic_conflict(self.model, self.q, self.t)
+
+    @property
+    def singular(self) -> bool:
+        """Whether `q` is a singular configuration: its rank is below the generic rank."""
+        return self.rank < self.generic_rank
 
     # ----- queries -----
     def _index(self, name: str) -> int:
@@ -205,7 +242,8 @@ class SolvabilityReport:
                 "t": self.t, "rank": self.rank, "redundancy": self.redundancy, "dof": self.dof,
                 "n_constraints": self.n_constraints, "n_velocities": self.model.nv,
                 "rank_margin": self.rank_margin, "reference_rank": self.reference_rank,
-                "singular": self.singular, "near_singular": self.near_singular,
+                "generic_rank": self.generic_rank, "singular": self.singular,
+                "conflict": self.conflict, "near_singular": self.near_singular,
                 "elements": elements}
 
     def to_json(self, **kwargs) -> str:
@@ -228,24 +266,39 @@ class SolvabilityReport:
                                if show_rank else []))
         widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
         fmt = "  ".join(f"{{:{w}}}" for w in widths)
+        generic = ("generic rank = rank" if not self.singular
+                   else f"generic rank = {self.generic_rank}: SINGULAR configuration")
         lines = [f"solvability ({self.method}): nc = {self.n_constraints}, nv = {self.model.nv}, "
                  f"rank = {self.rank}, redundancy p = {self.redundancy}, dof = {self.dof}, "
-                 f"rank margin = {min(self.rank_margin, 99):.1f} digits",
+                 f"rank margin = {min(self.rank_margin, 99):.1f} digits; {generic}",
                  fmt.format(*head), fmt.format(*("-" * w for w in widths))]
         lines += [fmt.format(*r) for r in rows]
         crit = ("criterion: rank(C_X) + rank(C_Y) - rank(C), 0 when unique" if self.method == "rank"
                 else f"criterion vs tolerance {self._method.ctol:g}")
         lines.append("U: unique, N: not unique (depends on how the redundancy is resolved); "
                      f"{crit}; margin in decimal digits, ? below {MARGINAL_DECADES:g}.")
+        if self.conflict:
+            lines.append(f"WARNING: no motion satisfies the constraints here: {self.conflict}.")
         if self.singular:
-            lines.append(f"WARNING: rank {self.rank} is below the rank {self.reference_rank} at the "
-                         "reference configuration: this is a singular configuration, and the "
-                         "decisions follow its lower rank.")
+            lines.append(f"WARNING: rank {self.rank} is below the mechanism's generic rank "
+                         f"{self.generic_rank} (its rank at the configurations around this one): "
+                         "this is a singular configuration, not a redundant mechanism; the "
+                         f"redundancy is {self.n_constraints - self.generic_rank} elsewhere, and "
+                         "the decisions describe this instant only.")
         elif self.near_singular:
             lines.append("WARNING: the rank decision is marginal (singular-value gap "
                          f"{self.rank_margin:.1f} digits from the tolerance): q is close to a "
                          "singular configuration.")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        d = self.decisions
+        rows = [[spec.name, spec.kind, "-".join(self.model.element(spec.name).bodies),
+                 self.component_verdicts(spec.name), verdict(bool(d.unique[k])),
+                 f"{min(float(d.margin[k]), 99):.1f}"]
+                for k, spec in enumerate(self.model.element_specs)]
+        return html_table(["element", "type", "bodies", "components", "reaction", "margin"], rows,
+                          str(self).splitlines()[0])
 
     def __repr__(self) -> str:
         n_unique = int(np.sum(self.decisions.unique))

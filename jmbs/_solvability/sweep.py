@@ -12,7 +12,10 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._kinematics import assemble
+from .._assembly import constraint_matrix
+from .._display import sweep_html, sweep_line
+from .._kinematics import _assemble_jit
+from .._linalg import numerical_rank
 from .._model import Model
 from .analysis import component_names, element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
@@ -41,6 +44,9 @@ class SolvabilitySweep:
     - `unique`, `criterion`, `margin`: `(batch, n_elements)`, columns in
       `element_names` order.
     - `component_unique`: `(batch, nc)`, columns in row order.
+    - `generic_rank`: the largest rank in the batch; `singular (batch,)`: the
+      configurations whose rank is below it (singular configurations, where the
+      decisions describe the instant rather than the mechanism).
     """
 
     def __init__(self, model: Model, method: str, dec: Decisions):
@@ -51,11 +57,19 @@ class SolvabilitySweep:
         self.dof = model.nv - self.rank
         self.rank_margin = np.asarray(dec.rank_margin)
         self.rank_values = np.asarray(dec.rank_values)
+        self.generic_rank = int(self.rank.max(initial=0))
+        self.singular = self.rank < self.generic_rank
         self.unique = np.asarray(dec.unique)
         self.criterion = np.asarray(dec.criterion)
         self.margin = np.asarray(dec.margin)
         self.component_unique = np.asarray(dec.component_unique)
         self.component_margin = np.asarray(dec.component_margin)
+
+    def __repr__(self) -> str:
+        return sweep_line(self)
+
+    def _repr_html_(self) -> str:
+        return sweep_html(self)
 
     def __len__(self) -> int:
         return len(self.rank)
@@ -310,20 +324,26 @@ def driver_names(model: Model) -> list[str]:
 
 
 def assemble_along(model: Model, ts, q=None, *, what: str = "t", tol: float = DRIVER_PATH_TOL,
-                   max_steps: int = 100, progress: bool = False) -> np.ndarray:
+                   max_steps: int = 100, progress: bool = False,
+                   released: tuple[str, ...] = ()) -> np.ndarray:
     """Configurations `(len(ts), nq)` by continuation: each assembled (`jmbs.assemble`)
     at its time from the previous one, the first from `q` (default `model.q0`).
     With position freedom left besides the drivers (a mobile robot's platform), each
-    is the nearest to the previous one.
+    is the nearest to the previous one. The `released` drivers' rows are not solved
+    (their coordinates follow the others).
 
     **Raises:** `RuntimeError` naming `what` and the time where assembly did not
     converge.
     """
+    rows = model.holonomic_rows.copy()
+    for name in released:
+        rows[model.rows(name)] = False
+    every, rows = (True,) * model.nv, tuple(bool(r) for r in rows)
     q, qs = model.q0 if q is None else q, []
     for t in tqdm(ts, desc="assembly", unit="configuration", delay=1.0, leave=False,
                   disable=not progress):
-        res = assemble(model, q, float(t), tol=tol, max_steps=max_steps, throw=False,
-                       full_output=True)
+        res = _assemble_jit(model, jnp.asarray(q, float), jnp.asarray(float(t)), every, tol,
+                            max_steps, rows)
         if not bool(res.converged):
             raise RuntimeError(f"assembly did not converge at {what} = {float(t):.6g} (max |Phi| = "
                                f"{float(res.residual):.2g}): the mechanism may not reach it (a dead "
@@ -340,17 +360,22 @@ class DriverPath:
     `jmbs.solvability_path` (`path(x) -> (q, x)`).
 
     - `model`: the model whose time is the swept coordinate (the driver `driver`
-      follows `f(t) = t`, the other drivers hold 0, their reference value);
-      analyse the path's configurations with it.
-    - `driver`, `unit` (`"rad"` or `"m"`).
+      follows `f(t) = t`, the other drivers hold 0, their reference value, except
+      the `released` ones); analyse the path's configurations with it. Along time
+      (`jmbs.time_path`): the model itself, `driver` None.
+    - `driver`, `unit` (`"rad"`, `"m"`, or `"s"` along time).
     - `s`, `qs`: the grid and its configurations `(len(s), nq)`.
+    - `released`: drivers that the swept one makes redundant (an overactuated
+      model): their coordinates follow instead of holding, which would lock the
+      mechanism.
     """
 
     model: Model
-    driver: str
+    driver: str | None
     unit: str
     s: np.ndarray
     qs: np.ndarray
+    released: tuple[str, ...] = ()
 
     def __call__(self, x: float) -> tuple[np.ndarray, float]:
         """The configuration at driver coordinate `x` (a grid point's, or assembled from
@@ -358,7 +383,8 @@ class DriverPath:
         k = int(np.argmin(np.abs(self.s - x)))
         if x == self.s[k]:
             return self.qs[k], x
-        return assemble_along(self.model, [x], self.qs[k], what=self.driver)[0], x
+        return assemble_along(self.model, [x], self.qs[k], what=self.driver or "t",
+                              released=self.released)[0], x
 
 
 def _hold(t):
@@ -369,9 +395,44 @@ def _follow(t):
     return t
 
 
+def redundant_drivers(model: Model, driver: str) -> tuple[str, ...]:
+    """The other drivers whose rows depend on the rest at the reference configuration
+    once `driver` is held (overactuation): moving `driver` with them held would lock
+    the mechanism, so a sweep releases them. One at a time, in order, so that of two
+    drivers redundant with each other only one is released."""
+    C = np.asarray(constraint_matrix(model, model.q0, 0.0))
+    keep = model.holonomic_rows.copy()
+    rank, released = numerical_rank(C[keep]), []
+    for name in driver_names(model):
+        if name == driver:
+            continue
+        trial = keep.copy()
+        trial[model.rows(name)] = False
+        if numerical_rank(C[trial]) == rank:
+            keep = trial
+            released.append(name)
+    return tuple(released)
+
+
+def time_path(model: Model, ts, *, progress: bool = False) -> DriverPath:
+    """The configurations along time: every driver follows its motion over the
+    increasing grid `ts`, each configuration assembled from the previous one (a
+    sweep along time: `jmbs.solvability_path(model, p, ts)`).
+
+    **Raises:** `ValueError` for a grid that is not increasing; `RuntimeError` where
+    assembly fails.
+    """
+    ts = np.asarray(ts, dtype=float)
+    if ts.ndim != 1 or len(ts) < 2 or not (np.diff(ts) > 0).all():
+        raise ValueError("ts must be an increasing 1-D grid with at least two points")
+    q0 = assemble_along(model, [ts[0]], what="t")[0]
+    return DriverPath(model, None, "s", ts, assemble_along(model, ts, q0, progress=progress))
+
+
 def driver_path(model: Model, driver: str, s, *, progress: bool = False) -> DriverPath:
     """Move one driver's coordinate over the grid `s`, the other drivers holding their
-    reference values, and assemble each configuration from the previous one.
+    reference values (those it makes redundant, in an overactuated model, follow:
+    `redundant_drivers`), and assemble each configuration from the previous one.
 
     Time becomes the swept coordinate (see `DriverPath.model`). The first
     configuration is reached from the reference configuration (`s = 0`) by at most
@@ -406,8 +467,10 @@ def driver_path(model: Model, driver: str, s, *, progress: bool = False) -> Driv
     unit = "rad" if model.element(driver).components == ("M",) else "m"
     n_ramp = min(RAMP_STEPS, math.ceil(abs(s[0]) / (s[1] - s[0])))
     ramp = np.linspace(0.0, s[0], n_ramp + 1)[:-1]
-    qs = assemble_along(swept, np.concatenate([ramp, s]), what=driver, progress=progress)
-    return DriverPath(swept, driver, unit, s, qs[len(ramp):])
+    released = redundant_drivers(model, driver)
+    qs = assemble_along(swept, np.concatenate([ramp, s]), what=driver, progress=progress,
+                        released=released)
+    return DriverPath(swept, driver, unit, s, qs[len(ramp):], released)
 
 
 def _golden_minimum(f: Callable[[float], float], a: float, b: float, tol: float) -> tuple[float, float]:

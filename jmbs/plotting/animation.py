@@ -9,7 +9,7 @@ from matplotlib import animation
 from .._model import Model
 from .._solvability.report import SolvabilityReport, as_configuration
 from .._solvability.sweep import solvability_sweep
-from .base import Layout, state
+from .base import Layout, check_arguments, state
 from .mechanism import add_legend, axes_for, draw, set_limits
 
 
@@ -39,6 +39,7 @@ def animate(model: Model, solution, path, *, fps: int = 20, report: SolvabilityR
     **Raises:** `ValueError` for another suffix, a `q` of the wrong size, or a
     report of another model; `RuntimeError` for `.mp4` without ffmpeg.
     """
+    check_arguments("animate", model, solution)
     path = pathlib.Path(path)
     suffix = path.suffix.lower()
     if suffix == ".gif":

@@ -25,6 +25,25 @@ STATE_LABELS = {"unique": "unique reaction", "partial": "partly unique (some com
                 "nonunique": "not unique"}
 
 
+def check_arguments(where: str, model, solution=None) -> None:
+    """A clear error for arguments in the wrong order or of the wrong kind (a plotting
+    function would otherwise fail deep inside with an attribute error)."""
+    if not isinstance(model, Model):
+        hint = (" (the arguments may be swapped: the model comes first)"
+                if hasattr(model, "ts") and isinstance(solution, Model) else "")
+        raise ValueError(f"{where}: the first argument must be the jmbs.Model; got "
+                         f"{type(model).__name__}{hint}")
+    if solution is not None and not (hasattr(solution, "ts") and hasattr(solution, "q")):
+        raise ValueError(f"{where}: the solution must be a jmbs.Solution or KinematicsSolution "
+                         f"(with ts and q); got {type(solution).__name__}")
+
+
+def units(components) -> str:
+    """SI units of reaction components: `F*` in N, `M*` in N m (model files are in SI)."""
+    found = dict.fromkeys("N" if c.startswith("F") else "N m" for c in components)
+    return ", ".join(found)
+
+
 def state(unique: bool, components) -> str:
     """`"unique"`, `"partial"` (the reaction is not unique but some of its components
     are) or `"nonunique"`."""

@@ -5,9 +5,13 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .base import NONUNIQUE
+from .base import NONUNIQUE, units
 
 KINDS = ("force", "torque", "components")
+TITLES = {"force": "Reaction forces on each element's body j (global frame); dashed: not unique",
+          "torque": "Reaction torques on body j about each element's point; dashed: not unique",
+          "components": "Reaction components (-lambda), driving forces and torques included; "
+                        "dashed: not unique"}
 
 
 def plot_reactions(solution, names=None, *, kind: str = "force", ax: Axes | None = None) -> Figure:
@@ -73,13 +77,14 @@ def plot_reactions(solution, names=None, *, kind: str = "force", ax: Axes | None
         _shade(a, ts, (~unique[:, changes]).any(axis=1))
         if ax is None:
             a.set_title(name, fontsize=10, loc="left")
-        a.set_ylabel(kind if kind != "components" else "component")
+        a.set_ylabel(f"{kind if kind != 'components' else 'component'} [{units(labels)}]")
         entries = dict(zip(*a.get_legend_handles_labels()[::-1]))  # one "not unique" entry
         a.legend(entries.values(), entries.keys(), fontsize=8, loc="upper left",
                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
         a.grid(alpha=0.3)
-    axes[-1].set_xlabel("t")
+    axes[-1].set_xlabel("t [s]")
     if ax is None:
+        fig.suptitle(TITLES[kind], fontsize=10)
         fig.tight_layout()
     return fig
 

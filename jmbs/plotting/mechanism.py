@@ -19,6 +19,7 @@ from .base import (
     STATES,
     Layout,
     Scene,
+    check_arguments,
     marker_style,
     state,
 )
@@ -59,6 +60,7 @@ def plot_mechanism(model: Model, q=None, *, report: SolvabilityReport | None = N
     **Raises:** `ValueError` for a `q` of the wrong size or with NaN, a report
     of another model or configuration, or 2-D axes for a spatial model.
     """
+    check_arguments("plot_mechanism", model)
     if report is not None and report.model.element_names != model.element_names:
         raise ValueError("report belongs to another model (its elements are "
                          f"{', '.join(report.model.element_names)}); pass jmbs.solvability(model, q)")

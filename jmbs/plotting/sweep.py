@@ -71,10 +71,10 @@ def plot_sweep(result: SolvabilitySweep | SolvabilityPath, s=None, *, ax=None, x
     top.set_ylabel("rank of C")
     right = top.secondary_yaxis("right", functions=(lambda r: nc - r, lambda p: nc - p))
     right.set_ylabel("redundancy p")
-    right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    right.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ranks = [*sweep.rank, *(e.rank_at for e in events)]
     top.set_ylim(min(ranks) - 0.5, max(ranks) + 0.5)
-    top.yaxis.set_major_locator(MaxNLocator(integer=True))
+    top.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
 
     _uniqueness_map(middle, s, sweep)
 
