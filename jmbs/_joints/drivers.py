@@ -200,5 +200,3 @@ class SpatialSlideDriver(AbstractDriver):
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         return unit_wrenches(P, [(jax.vmap(rotate)(qs[:, 0], self.z_i), None)])
-
-
