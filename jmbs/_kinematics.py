@@ -443,21 +443,19 @@ def _check_fully_driven(model: Model, q: Array, t) -> None:
 def _kinematics(model, ts, q, tol, max_steps):
     free = np.ones(model.nv, bool)
 
-    def solve(C, rhs):  # pinv: differentiable where C is rank-deficient (lstsq is not)
-        # On the constraints (just assembled): redundant rows are dependent to rounding,
-        # and JAX's default (10 max(nc, nv) eps) keeps independent rows up to very
-        # close to a singular configuration, where driven kinematics is ill-posed anyway.
-        return jnp.linalg.pinv(C) @ rhs
-
     def step(carry, t):
         q_prev, v_prev, t_prev = carry
         guess = retract(model, q_prev, v_prev * (t - t_prev))
         res = _assemble(model, guess, t, free, tol, max_steps)
         C = constraint_matrix(model, res.q, t)
-        v = solve(C, -velocity_rhs(model, res.q, t))
-        a = solve(C, gamma(model, res.q, v, t))
-        # (The full decomposition, as pinv's own: the same LAPACK path as above.)
-        s = jnp.linalg.svd(jax.lax.stop_gradient(C), full_matrices=False)[1]
+        # pinv, once for both solves: differentiable where C is rank-deficient (lstsq is
+        # not). On the constraints (just assembled) redundant rows are dependent to
+        # rounding, and JAX's default (10 max(nc, nv) eps) keeps independent rows up to very
+        # close to a singular configuration, where driven kinematics is ill-posed anyway.
+        P = jnp.linalg.pinv(C)
+        v = P @ -velocity_rhs(model, res.q, t)
+        a = P @ gamma(model, res.q, v, t)
+        s = jnp.linalg.svd(jax.lax.stop_gradient(C), compute_uv=False)
         rel = s / jnp.maximum(s[0], TINY)
         return (res.q, v, t), (res.q, v, a, res.residual, res.converged,
                                rank_from_singular_values(s), rel)

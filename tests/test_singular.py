@@ -9,24 +9,13 @@ import pytest
 
 import jmbs
 from jmbs import examples
-from jmbs.examples.basic import four_bar, planar_rod
+from jmbs.examples.basic import four_bar
 
 
-def slider_driven_crank(theta: float, crank: float = 0.5, rod: float = 1.5) -> jmbs.Model:
+def slider_driven_crank(theta: float) -> jmbs.Model:
     """A slider-crank built at crank angle `theta`, driven at the slider: at dead centre
     (theta = 0) the slider's motion does not determine the crank's."""
-    b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -9.81))
-    A = crank * np.array([math.cos(theta), math.sin(theta)])
-    B = np.array([A[0] + math.sqrt(rod**2 - A[1] ** 2), 0.0])
-    c = planar_rod(b, "crank", (0, 0), A)
-    r = planar_rod(b, "rod", A, B)
-    s = b.add_body("slider", mass=1.0, inertia=0.01, position=B)
-    b.add_revolute("O", b.ground, c, point=(0.0, 0.0))
-    b.add_revolute("A", c, r, point=A)
-    b.add_revolute("B", r, s, point=B)
-    b.add_prismatic("P", b.ground, s, point=B, axis=(1.0, 0.0))
-    b.add_driver("drive", joint="P", motion="-0.1 * t")
-    return b.build()
+    return examples.slider_crank(theta=theta, slider_motion="-0.1 * t")
 
 
 def test_dead_centre_is_reported_singular_not_redundant():

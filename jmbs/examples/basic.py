@@ -42,11 +42,13 @@ def pendulum() -> Model:
 
 
 def slider_crank(crank: float = 0.5, rod: float = 1.5, theta: float = math.pi / 6,
-                 omega: float | None = None) -> Model:
+                 omega: float | None = None, slider_motion: str | None = None) -> Model:
     """Planar slider-crank: crank O-A pinned at the origin, rod A-B, slider B on the x-axis.
 
     With `omega`, the crank angle is driven: `theta(t) = theta + omega t`
-    (driver `drive` in joint `O`).
+    (driver `drive` in joint `O`). With `slider_motion` (text in `t`), the slider is
+    driven instead (driver `drive` in joint `P`): at dead centre (`theta = 0`) its
+    motion does not determine the crank's, a singular configuration.
     """
     b = ModelBuilder(dim=2, gravity=(0.0, -G))
     A = crank * np.array([math.cos(theta), math.sin(theta)])
@@ -60,6 +62,8 @@ def slider_crank(crank: float = 0.5, rod: float = 1.5, theta: float = math.pi / 
     b.add_prismatic("P", b.ground, s, point=B, axis=(1.0, 0.0))
     if omega is not None:
         b.add_driver("drive", joint="O", motion="omega * t", params={"omega": omega})
+    elif slider_motion is not None:
+        b.add_driver("drive", joint="P", motion=slider_motion)
     return b.build()
 
 
