@@ -72,6 +72,28 @@ def test_pendulum_on_a_torsion_spring_oscillates_at_its_small_amplitude_frequenc
     np.testing.assert_allclose(theta, w0 / omega * np.sin(omega * ts), atol=1e-4 * w0 / omega)
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_slide_spring_damper_is_a_damped_oscillator(dim):
+    """A block on an inclined prismatic joint with a slide spring-damper: the slide follows
+    the damped oscillator's closed form about its static offset `m g sin(a) / k`."""
+    m, k, c, rest, a = 2.0, 50.0, 1.5, 0.1, 0.3
+    axis = (math.cos(a), math.sin(a)) + ((0.0,) if dim == 3 else ())
+    g = (0.0, -G) + ((0.0,) if dim == 3 else ())
+    b = ModelBuilder(dim=dim, gravity=g)
+    b.add_body("block", m, 0.1 if dim == 2 else (0.1, 0.1, 0.1), (0.0,) * dim)
+    b.add_prismatic("P", "ground", "block", (0.0,) * dim, axis)
+    b.add_slide_spring_damper("K", "P", stiffness=k, damping=c, rest_slide=rest)
+    model = b.build()
+    ts = np.linspace(0.0, 2.0, 21)
+    sol = jmbs.simulate(model, 2.0, saveat=ts, stepsize_controller=TIGHT)
+    s = np.asarray(sol.q[:, :dim]) @ np.asarray(axis)
+    s_eq = rest - m * G * math.sin(a) / k
+    zeta, w0 = c / (2 * math.sqrt(k * m)), math.sqrt(k / m)
+    wd = w0 * math.sqrt(1 - zeta ** 2)
+    closed = s_eq - s_eq * np.exp(-zeta * w0 * ts) * (np.cos(wd * ts) + zeta * w0 / wd * np.sin(wd * ts))
+    np.testing.assert_allclose(s, closed, atol=1e-7)
+
+
 def test_undamped_springs_conserve_energy():
     """A planar double pendulum with a spring to the ground, a torsion spring and a bushing
     to a third body: 10 s, the energy stays within 1e-9 of its start (relative)."""

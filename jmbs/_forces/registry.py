@@ -12,7 +12,7 @@ from .applied import PointForce, Torque
 from .base import AbstractForce, ForceSpec
 from .bushing import Bushing
 from .friction import JointFriction
-from .rotational import RotationalSpringDamper
+from .rotational import RotationalSpringDamper, SlideSpringDamper
 from .spring_damper import SpringDamper
 
 
@@ -48,6 +48,9 @@ FORCE_TYPES: Mapping[str, ForceType] = MappingProxyType({t.kind: t for t in (
     ForceType("rotational_spring_damper", "rotational spring-damper",
               {2: RotationalSpringDamper, 3: RotationalSpringDamper}, "joint",
               ("stiffness", "damping", "rest_angle")),
+    ForceType("slide_spring_damper", "slide spring-damper",
+              {2: SlideSpringDamper, 3: SlideSpringDamper}, "joint",
+              ("stiffness", "damping", "rest_slide")),
     ForceType("bushing", "bushing", {2: Bushing, 3: Bushing}, "bodies",
               ("point", "stiffness", "damping")),
     ForceType("actuator", "actuator", {2: Actuator, 3: Actuator}, "joint", ("force",), law="force"),

@@ -1,4 +1,5 @@
-"""Rotational spring-damper about a revolute joint's axis."""
+"""Spring-dampers along a joint's free coordinate: about a revolute (or cylindrical) joint's
+axis, or along a prismatic (or cylindrical) joint's slide."""
 
 from typing import ClassVar
 
@@ -11,18 +12,18 @@ from .._bodies import body_qdot
 from .base import AbstractForce, LoadInputs, joint_coordinate, joint_group_key, names_and_bodies
 
 
-class RotationalSpringDamper(AbstractForce):
-    """A torque `-(stiffness (theta - rest_angle) + damping theta')` on body j about the
-    joint axis (its opposite on body i), `theta` the joint's angle from the reference
-    configuration (spatial joints: in (-pi, pi])."""
+class AbstractJointSpringDamper(AbstractForce):
+    """A generalized force `-(stiffness (c - rest) + damping c')` on body j along the
+    joint coordinate `c` (its opposite on body i), `c` measured from the reference
+    configuration (spatial angles: in (-pi, pi])."""
 
-    names: tuple[str, ...] = eqx.field(static=True)
-    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
-    angle: eqx.Module  # measures the joint angle (a driver group with a zero motion)
-    stiffness: Array
-    damping: Array
-    rest_angle: Array
-    kind: ClassVar[str] = "rotational_spring_damper"
+    names: eqx.AbstractVar[tuple[str, ...]]
+    bodies: eqx.AbstractVar[tuple[tuple[int, ...], ...]]
+    joint: eqx.AbstractVar[eqx.Module]  # measures the coordinate (a driver group, zero motion)
+    stiffness: eqx.AbstractVar[Array]
+    damping: eqx.AbstractVar[Array]
+    rest: eqx.AbstractVar[Array]
+    rest_key: ClassVar[str]
 
     group_key = classmethod(joint_group_key)
 
@@ -30,17 +31,43 @@ class RotationalSpringDamper(AbstractForce):
     def derive(cls, specs, ctx):
         return cls(*names_and_bodies(specs), joint_coordinate(specs, ctx),
                    ctx.stack(specs, "stiffness"), ctx.stack(specs, "damping"),
-                   ctx.stack(specs, "rest_angle"))
+                   ctx.stack(specs, cls.rest_key))
 
     def coordinate(self, qs: Array) -> Array:
-        return self.angle.phi(qs, jnp.zeros(()))[:, 0]
+        return self.joint.phi(qs, jnp.zeros(()))[:, 0]
 
     def rate(self, qs, vs):
         return jax.jvp(self.coordinate, (qs,), (body_qdot(qs, vs),))[1][:, None]
 
     def load(self, qs, vs, x: LoadInputs):
-        theta, rate = self.coordinate(qs), self.rate(qs, vs)[:, 0]
-        return -(self.stiffness * (theta - self.rest_angle) + self.damping * rate)[:, None]
+        c, rate = self.coordinate(qs), self.rate(qs, vs)[:, 0]
+        return -(self.stiffness * (c - self.rest) + self.damping * rate)[:, None]
 
     def potential(self, qs):
-        return 0.5 * self.stiffness * (self.coordinate(qs) - self.rest_angle) ** 2
+        return 0.5 * self.stiffness * (self.coordinate(qs) - self.rest) ** 2
+
+
+class RotationalSpringDamper(AbstractJointSpringDamper):
+    """A torque `-(stiffness (theta - rest_angle) + damping theta')` about the joint axis."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    joint: eqx.Module
+    stiffness: Array
+    damping: Array
+    rest: Array
+    kind: ClassVar[str] = "rotational_spring_damper"
+    rest_key: ClassVar[str] = "rest_angle"
+
+
+class SlideSpringDamper(AbstractJointSpringDamper):
+    """A force `-(stiffness (s - rest_slide) + damping s')` along the joint's slide."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    joint: eqx.Module
+    stiffness: Array
+    damping: Array
+    rest: Array
+    kind: ClassVar[str] = "slide_spring_damper"
+    rest_key: ClassVar[str] = "rest_slide"

@@ -106,19 +106,37 @@ class ForceElements:
         `joint`: torque `-(stiffness (theta - rest_angle) + damping theta')` on the
         joint's body j, its opposite on body i; `theta` is the joint's rotation from
         the reference configuration (spatial joints: in (-pi, pi])."""
-        where = f"rotational_spring_damper {name!r}"
+        return self._joint_spring("rotational_spring_damper", name, joint, "angle", stiffness,
+                                  damping, rest_angle)
+
+    def add_slide_spring_damper(self, name: str, joint: str, stiffness, damping=0.0,
+                                rest_slide=0.0) -> str:
+        """A linear spring-damper along the slide of the prismatic (or cylindrical) joint
+        `joint`: force `-(stiffness (s - rest_slide) + damping s')` on the joint's body j
+        along the axis, its opposite on body i; `s` is the slide from the reference
+        configuration (m)."""
+        return self._joint_spring("slide_spring_damper", name, joint, "slide", stiffness,
+                                  damping, rest_slide)
+
+    def _joint_spring(self, kind: str, name: str, joint: str, coordinate: str, stiffness,
+                      damping, rest) -> str:
+        where = f"{kind} {name!r}"
         self._check_new_name(name)
-        target, coordinate = self._joint_coordinate(joint, "angle" if self._has_angle(joint) else None,
-                                                    where, "to turn about")
-        if coordinate != "angle":
-            raise ValueError(f"{where}: joint {joint!r} ({target.kind}) does not rotate; use a "
-                             "revolute or cylindrical joint (or a spring_damper on a slide)")
+        target, found = self._joint_coordinate(
+            joint, coordinate if self._has(joint, coordinate) else None, where,
+            "to turn about" if coordinate == "angle" else "to slide along")
+        if found != coordinate:
+            raise ValueError(
+                f"{where}: joint {joint!r} ({target.kind}) does not " +
+                ("rotate; use a revolute or cylindrical joint (or a slide_spring_damper on a slide)"
+                 if coordinate == "angle" else
+                 "slide; use a prismatic or cylindrical joint (or a rotational_spring_damper)"))
+        rest_key = "rest_angle" if coordinate == "angle" else "rest_slide"
         values = {"stiffness": self._non_negative(stiffness, "stiffness", where),
                   "damping": self._non_negative(damping, "damping", where),
-                  "rest_angle": validate.scalar(rest_angle, "rest_angle", where)}
-        return self._add_force(ForceSpec("rotational_spring_damper", name, target.bodies,
-                                         tuple(values), joint=joint, joint_kind=target.kind,
-                                         coordinate="angle"), values)
+                  rest_key: validate.scalar(rest, rest_key, where)}
+        return self._add_force(ForceSpec(kind, name, target.bodies, tuple(values), joint=joint,
+                                         joint_kind=target.kind, coordinate=coordinate), values)
 
     def add_bushing(self, name: str, body_i, body_j, point, stiffness, damping=0.0) -> str:
         """A linear spring-damper per component between the frames of body i and body j
@@ -208,9 +226,10 @@ class ForceElements:
             raise ValueError(f"{where}: connects {who} to itself; connect two different bodies")
         return i, j
 
-    def _has_angle(self, joint: str) -> bool:
+    def _has(self, joint: str, coordinate: str) -> bool:
+        """Whether `joint` exists and has the free coordinate `coordinate`."""
         spec = next((s for s in self._elements if s.name == joint), None)
-        return spec is not None and "angle" in ELEMENT_TYPES[spec.kind].drivable.get(self.dim, {})
+        return spec is not None and coordinate in ELEMENT_TYPES[spec.kind].drivable.get(self.dim, {})
 
     @staticmethod
     def _frame(frame: str, where: str) -> str:

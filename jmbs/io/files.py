@@ -361,11 +361,13 @@ def _force_unit(spec, key: str) -> str | None:
     """The unit of a force element's value, for the saved file's comments."""
     rot = spec.coordinate == "angle"
     by_key = {"point": "m", "point_i": "m", "point_j": "m", "rest_length": "m", "rest_angle": "rad",
+              "rest_slide": "m",
               "radius": "m", "coulomb": "friction coefficient", "torque": "N m",
               "viscous": "N m s/rad" if rot else "N s/m", "velocity_scale": "rad/s" if rot else "m/s",
               "force": ("N m" if rot else "N") if spec.kind == "actuator" else "N"}
     by_kind = {"spring_damper": {"stiffness": "N/m", "damping": "N s/m"},
                "rotational_spring_damper": {"stiffness": "N m/rad", "damping": "N m s/rad"},
+               "slide_spring_damper": {"stiffness": "N/m", "damping": "N s/m"},
                "bushing": {"stiffness": "N/m, then N m/rad", "damping": "N s/m, then N m s/rad"}}
     return by_kind.get(spec.kind, {}).get(key, by_key.get(key))
 

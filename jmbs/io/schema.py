@@ -139,6 +139,14 @@ class RotationalSpringDamperEntry(_Entry):
     rest_angle: Number | None = Field(None, description="rad (default 0)")
 
 
+class SlideSpringDamperEntry(_Entry):
+    type: Literal["slide_spring_damper"]
+    joint: str = Field(description="a prismatic or cylindrical joint")
+    stiffness: Number = Field(ge=0, description="N/m")
+    damping: Number | None = Field(None, ge=0, description="N s/m (default 0)")
+    rest_slide: Number | None = Field(None, description="m (default 0)")
+
+
 class BushingEntry(_Entry):
     type: Literal["bushing"]
     bodies: Pair = Field(description=_BODIES)
@@ -168,8 +176,8 @@ class JointFrictionEntry(_Entry):
 
 
 FORCE_ENTRIES = {e.model_fields["type"].annotation.__args__[0]: e for e in (
-    ForceEntry, TorqueEntry, SpringDamperEntry, RotationalSpringDamperEntry, BushingEntry,
-    ActuatorEntry, JointFrictionEntry)}
+    ForceEntry, TorqueEntry, SpringDamperEntry, RotationalSpringDamperEntry, SlideSpringDamperEntry,
+    BushingEntry, ActuatorEntry, JointFrictionEntry)}
 assert set(FORCE_ENTRIES) == set(FORCE_TYPES), "every force kind needs its entry here"
 Force = Annotated[Union[tuple(FORCE_ENTRIES.values())], Field(discriminator="type")]  # noqa: UP007
 

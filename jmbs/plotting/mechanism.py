@@ -161,7 +161,8 @@ def draw(ax: Axes, layout: Layout, scene: Scene, states: dict[str, str], labels:
 # Force elements: one colour (Dark2's purple), a marker per kind where they act.
 FORCE = "#7570b3"
 FORCE_MARKERS = {"force": "o", "torque": r"$\circlearrowleft$", "bushing": "s",
-                 "rotational_spring_damper": r"$\circlearrowleft$", "actuator": "P",
+                 "rotational_spring_damper": r"$\circlearrowleft$", "slide_spring_damper": "D",
+                 "actuator": "P",
                  "joint_friction": "X"}
 
 
