@@ -1,7 +1,7 @@
 """Model files (host-side only): `jmbs.load`, `jmbs.save`, the bundled models.
 
-The format (YAML, SI units) is defined by `jmbs.io.schema` and described in
-docs/model-files.md.
+The format (YAML, or TOML for `.toml` files: the same fields; SI units) is defined by
+`jmbs.io.schema` and described in docs/model-files.md.
 """
 
 from .files import ModelFileError as ModelFileError

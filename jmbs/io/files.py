@@ -1,7 +1,8 @@
-"""Reading and writing model files (YAML), and the bundled models (host-side only)."""
+"""Reading and writing model files (YAML or TOML), and the bundled models (host-side only)."""
 
 import importlib
 import re
+import tomllib
 from importlib import resources
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 import pydantic
+import tomli_w
 import yaml
 
 from .._expression import Expression
@@ -20,6 +22,8 @@ from .._model.builder import ModelBuilder, check_closed
 from .schema import ModelFile
 
 BUNDLED = "jmbs.models"
+# The formats of model files, by suffix.
+FORMATS = {".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
 
 
 class ModelFileError(ValueError):
@@ -42,13 +46,14 @@ def _source(source) -> tuple[str, str]:
     """(text, label) of a bundled name or a path."""
     path = Path(source)
     if path.is_dir():
-        raise ModelFileError(f"{source}: is a directory; pass a model file (.yaml) or a bundled name")
+        raise ModelFileError(f"{source}: is a directory; pass a model file (.yaml, .toml) or a bundled "
+                             "name")
     if path.is_file():
         return path.read_text(), str(path)
     name = str(source)
     if name in bundled_models():
         return resources.files(BUNDLED).joinpath(f"{name}.yaml").read_text(), f"{name}.yaml"
-    if path.suffix in (".yaml", ".yml") or path.parent != Path("."):
+    if path.suffix.lower() in FORMATS or path.parent != Path("."):
         raise ModelFileError(f"{source}: no such file")
     raise ModelFileError(f"{name!r} is neither a model file nor a bundled model; bundled: "
                          f"{', '.join(bundled_models())}")
@@ -75,8 +80,9 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     """A `Model` from a model file or a bundled mechanism's name.
 
     **Arguments:**
-    - `source`: a path to a YAML model file (format: docs/model-files.md), or
-      the name of a bundled mechanism (`jmbs.bundled_models()`).
+    - `source`: a path to a model file (format: docs/model-files.md), YAML or,
+      with the suffix `.toml`, TOML (the same fields), or the name of a bundled
+      mechanism (`jmbs.bundled_models()`).
     - `trusted`: allow the file's `"package.module:function"` references (a
       motion, a user constraint's functions), which import a module (its top-level
       code runs) and call the function. Off by default: loading a file then runs
@@ -87,12 +93,32 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     close the constraints, as `ModelBuilder.build` does).
 
     **Raises:** `ModelFileError` (a `ValueError`) with one line naming the
-    file, the line and field, and what is expected: invalid YAML, a missing or
-    unknown field, a wrong type, an unknown body or joint, a motion that does
-    not parse, geometry that does not close, a function reference without
-    `trusted=True`.
+    file, the line and field, and what is expected: invalid YAML or TOML, a
+    missing or unknown field, a wrong type, an unknown body or joint, a motion
+    that does not parse, geometry that does not close, a function reference
+    without `trusted=True`.
     """
     text, label = _source(source)
+    parse = _parse_toml if FORMATS.get(Path(label).suffix.lower()) == "toml" else _parse_yaml
+    data, line = parse(text, label)
+    try:
+        spec = ModelFile.model_validate(data)
+    except pydantic.ValidationError as e:
+        err = e.errors()[0]
+        loc = _strip_tags(data, err["loc"])
+        field = ".".join(map(str, loc)) or "(top level)"
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise ModelFileError(f"{_at(label, line(loc))}: {field}: {_explain(err)}{more}") from None
+    return _build(spec, line, label, trusted)
+
+
+def _at(label: str, line: int | None) -> str:
+    """`file:line`, or the file where the line is not known."""
+    return f"{label}:{line}" if line else label
+
+
+def _parse_yaml(text: str, label: str):
+    """The data of a YAML text, and a function giving the line of a field's location."""
     try:
         root = yaml.compose(text, Loader=_Loader)
         data = yaml.load(text, Loader=_Loader)
@@ -104,16 +130,22 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     if not isinstance(data, dict):
         raise ModelFileError(f"{label}: a model file is a mapping with dim, bodies and elements")
     _check_duplicates(root, label)
+    return data, lambda loc: _line(root, loc)
+
+
+def _parse_toml(text: str, label: str):
+    """The data of a TOML text, and a function giving the line of a field's location
+    (tomllib rejects duplicate keys itself)."""
     try:
-        spec = ModelFile.model_validate(data)
-    except pydantic.ValidationError as e:
-        err = e.errors()[0]
-        loc = _strip_tags(data, err["loc"])
-        line = _line(root, loc)
-        field = ".".join(map(str, loc)) or "(top level)"
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise ModelFileError(f"{label}:{line}: {field}: {_explain(err)}{more}") from None
-    return _build(spec, root, label, trusted)
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        # The message ends with "(at line L, column C)" or "(at end of document)".
+        m = re.fullmatch(r"(.*) \(at (?:line (\d+), column (\d+)|end of document)\)", str(e), re.S)
+        if m is None:
+            raise ModelFileError(f"{label}: invalid TOML: {e}") from None
+        line, where = (m[2], f"column {m[3]}") if m[2] else (len(text.splitlines()), "at the end")
+        raise ModelFileError(f"{label}:{line}: invalid TOML: {m[1]} ({where})") from None
+    return data, lambda loc: _toml_line(text, loc)
 
 
 def _explain(err: dict) -> str:
@@ -163,6 +195,39 @@ def _line(root, loc) -> int:
     return line
 
 
+# A line that opens a table, `[elements.motor]` (not a row of a multi-line array: no commas).
+_TOML_HEADER = re.compile(r"\s*\[\[?[^\[\],]*\]\]?\s*(#.*)?$")
+
+
+def _toml_line(text: str, loc: tuple) -> int | None:
+    """1-based line of `loc` in a TOML text, found cheaply: the header of the deepest table
+    of `loc` (`[elements.motor]`), then the next key of `loc` in that table (`motion =`);
+    None where neither is found."""
+    lines = text.splitlines()
+    headers = [i for i, s in enumerate(lines) if _TOML_HEADER.match(s)]
+
+    def key(part) -> str:
+        p = re.escape(str(part))
+        return f"(?:{p}|\"{p}\"|'{p}')"
+
+    found, depth = None, 0
+    for depth in range(len(loc), 0, -1):
+        header = re.compile(r"\s*\[\[?\s*" + r"\s*\.\s*".join(map(key, loc[:depth])) + r"\s*\]")
+        found = next((i for i in headers if header.match(lines[i])), None)
+        if found is not None:
+            break
+    else:
+        depth = 0
+    start = 0 if found is None else found + 1
+    end = next((i for i in headers if i >= start), len(lines))
+    if depth < len(loc):
+        pattern = re.compile(rf"\s*{key(loc[depth])}\s*[=.]")
+        hit = next((i for i in range(start, end) if pattern.match(lines[i])), None)
+        if hit is not None:
+            return hit + 1
+    return None if found is None else found + 1
+
+
 def _check_duplicates(node, label: str) -> None:
     if isinstance(node, yaml.MappingNode):
         seen = set()
@@ -177,9 +242,10 @@ def _check_duplicates(node, label: str) -> None:
             _check_duplicates(v, label)
 
 
-def _build(spec: ModelFile, root, label: str, trusted: bool) -> Model:
+def _build(spec: ModelFile, line, label: str, trusted: bool) -> Model:
+    """The model of a validated file; `line(loc)` is the line of a field (or None)."""
     def fail(loc: tuple, message: str):
-        raise ModelFileError(f"{label}:{_line(root, loc)}: {'.'.join(loc)}: {message}") from None
+        raise ModelFileError(f"{_at(label, line(loc))}: {'.'.join(loc)}: {message}") from None
 
     def function(key: str, reference: str):
         if not trusted:
@@ -279,9 +345,12 @@ _UNITS = {"mass": "kg", "inertia": "kg m^2", "position": "m", "angle": "rad",
           "rotation": "body -> global", "quaternion": "w, x, y, z", "velocity": "m/s",
           "angular_velocity": "rad/s", "gravity": "m/s^2"}
 
+_HEADER = ("# jmbs model file. Units: m, kg, s, rad (inertia kg m^2); geometry in global\n"
+           "# coordinates in the reference configuration. Format: docs/model-files.md\n")
+
 
 def save(model: Model, path: "str | Path", *, description: str | None = None) -> Path:
-    """Write `model` to a YAML model file that `jmbs.load` reads back exactly.
+    """Write `model` to a model file that `jmbs.load` reads back exactly.
 
     Every value given to the builder is written with full precision (the
     round trip is exact), with units as comments; `initial` holds `q0`/`v0`
@@ -289,80 +358,97 @@ def save(model: Model, path: "str | Path", *, description: str | None = None) ->
 
     **Arguments:**
     - `model`: the model.
-    - `path`: the file to write (`.yaml`).
+    - `path`: the file to write: YAML for `.yaml` or `.yml`, TOML for `.toml`
+      (the same fields).
     - `description`: a line written into the file.
 
     **Returns:** the path.
 
-    **Raises:** `ValueError` naming the element whose function cannot be
-    written: a driver motion or a user constraint that is a lambda or a
-    closure (give motions as text, e.g. `motion="omega * t"`, or use
+    **Raises:** `ValueError` for another suffix, and naming the element whose
+    function cannot be written: a driver motion or a user constraint that is a
+    lambda or a closure (give motions as text, e.g. `motion="omega * t"`, or use
     module-level functions).
     """
     path = Path(path)
-    path.write_text(dumps(model, description=description))
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"{path}: a model file is written as YAML (.yaml, .yml) or TOML (.toml); "
+                         f"got the suffix {path.suffix or '(none)'!r}")
+    path.write_text(dumps(model, description=description, format=FORMATS[path.suffix.lower()]))
     return path
 
 
-def dumps(model: Model, *, description: str | None = None) -> str:
-    """The model file of `model` as text (see `save`)."""
+def dumps(model: Model, *, description: str | None = None, format: str = "yaml") -> str:
+    """The model file of `model` as text (see `save`): `format` is "yaml" or "toml"."""
+    renderers = {"yaml": _yaml, "toml": _toml}
+    if format not in renderers:
+        raise ValueError(f"format must be 'yaml' or 'toml', got {format!r}")
+    return _HEADER + "\n".join(renderers[format](_document(model, description))) + "\n"
+
+
+class _Table(list):
+    """A mapping of the file, rendered as YAML or TOML: its entries `(key, value, comment)` in
+    order; a value is a `_Table`, text, a bool, an int or floats (their unit the comment)."""
+
+
+def _numbers(key: str, value, unit: str | None = None) -> tuple:
+    """The entry of a parameter: floats with full precision, the unit as comment."""
+    return key, np.asarray(value, dtype=float).tolist(), unit
+
+
+def _document(model: Model, description: str | None) -> _Table:
+    """Everything the file holds, in the order it is written."""
     p = {k: np.asarray(v) for k, v in model.params().items()}
-    out = ["# jmbs model file. Units: m, kg, s, rad (inertia kg m^2); geometry in global",
-           "# coordinates in the reference configuration. Format: docs/model-files.md", "jmbs: 1"]
+    doc = _Table([("jmbs", 1, None)])
     if description:
-        out.append(f"description: {_flow(description)}")
-    out += [f"dim: {model.dim}", _field("gravity", p["gravity"], 0, _UNITS["gravity"]), "bodies:"]
+        doc.append(("description", description, None))
+    doc += [("dim", int(model.dim), None), _numbers("gravity", p["gravity"], _UNITS["gravity"])]
+    bodies = _Table()
     for body in model.body_specs:
-        out.append(f"  {_flow(body.name)}:")
-        for key in ("mass", "inertia", "position", body.orientation, "velocity",
-                    "angular_velocity"):
-            value = p[f"{body.name}.{key}"]
-            if key in ("velocity", "angular_velocity") and not np.any(value):
-                continue
-            out.append(_field(key, value, 4, _UNITS[key]))
+        keys = ("mass", "inertia", "position", body.orientation, "velocity", "angular_velocity")
+        bodies.append((body.name, _Table(
+            _numbers(key, p[f"{body.name}.{key}"], _UNITS[key]) for key in keys
+            if key not in ("velocity", "angular_velocity") or np.any(p[f"{body.name}.{key}"])), None))
     names = model.body_names + (GROUND,)
-    out.append("elements:" if model.element_specs else "elements: {}")
-    for spec in model.element_specs:
-        etype = ELEMENT_TYPES[spec.kind]
-        out.append(f"  {_flow(spec.name)}:")
-        out.append(f"    type: {etype.file_type}")
-        bodies = [names[i] for i in spec.bodies]
-        if isinstance(spec, DriverSpec):
-            unit = "rad" if spec.coordinate == "angle" else "m"
-            out.append(f"    joint: {_flow(spec.joint)}")
-            out.append(f"    coordinate: {spec.coordinate}")
-            out += _function("motion", spec.motion, spec.name, f"{unit}, t in s")
-        elif isinstance(spec, ConstraintSpec):
-            out.append(f"    bodies: {_flow(bodies)}")
-            out += _function(spec.kind, spec.fn, spec.name, None)
-            out.append(f"    components: {_flow(list(spec.components))}")
-        else:  # a joint: its bodies and geometry
-            out.append(f"    body: {_flow(bodies[1])}" if etype.bodies == 1 else
-                       f"    bodies: {_flow(bodies)}")
-            units = {g.name: g.unit for g in etype.geometry}
-            out += [_field(k, p[f"{spec.name}.{k}"], 4, unit=units[k]) for k in spec.params]
-        own = spec.param_keys if isinstance(spec, DriverSpec | ConstraintSpec) else ()
-        if own:
-            out.append("    params:")
-            out += [_field(k, p[f"{spec.name}.{k}"], 6) for k in own]
-    out += _forces(model, p, names)
-    q_ref, v_ref = (np.asarray(x) for x in (model.with_params({}).q0, model.with_params({}).v0))
-    q0, v0 = np.asarray(model.q0), np.asarray(model.v0)
-    if not (np.array_equal(q0, q_ref) and np.array_equal(v0, v_ref)):
-        out.append("initial:  # the initial state differs from the reference poses")
-        if not np.array_equal(q0, q_ref):
-            out.append(_field("q", q0, 2))
-        if not np.array_equal(v0, v_ref):
-            out.append(_field("v", v0, 2))
-    return "\n".join(out) + "\n"
+    doc += [("bodies", bodies, None),
+            ("elements", _Table(_element(spec, p, names) for spec in model.element_specs), None)]
+    if model.force_specs:
+        doc.append(("forces", _Table(_force(spec, p, names) for spec in model.force_specs), None))
+    reference = model.with_params({})
+    initial = _Table(_numbers(key, x) for key, x, x_ref in (
+        ("q", model.q0, reference.q0), ("v", model.v0, reference.v0))
+        if not np.array_equal(np.asarray(x), np.asarray(x_ref)))
+    if initial:
+        doc.append(("initial", initial, "the initial state differs from the reference poses"))
+    return doc
+
+
+def _element(spec, p: dict, names: tuple[str, ...]) -> tuple:
+    """The entry of an element (a joint, driver or user constraint)."""
+    etype = ELEMENT_TYPES[spec.kind]
+    entry = _Table([("type", etype.file_type, None)])
+    bodies = [names[i] for i in spec.bodies]
+    if isinstance(spec, DriverSpec):
+        unit = "rad" if spec.coordinate == "angle" else "m"
+        entry += [("joint", spec.joint, None), ("coordinate", spec.coordinate, None),
+                  ("motion", _function("motion", spec.motion, spec.name), f"{unit}, t in s")]
+    elif isinstance(spec, ConstraintSpec):
+        entry += [("bodies", bodies, None), (spec.kind, _function(spec.kind, spec.fn, spec.name), None),
+                  ("components", list(spec.components), None)]
+    else:  # a joint: its bodies and geometry
+        entry.append(("body", bodies[1], None) if etype.bodies == 1 else ("bodies", bodies, None))
+        units = {g.name: g.unit for g in etype.geometry}
+        entry += [_numbers(key, p[f"{spec.name}.{key}"], units[key]) for key in spec.params]
+    own = spec.param_keys if isinstance(spec, DriverSpec | ConstraintSpec) else ()
+    if own:
+        entry.append(("params", _Table(_numbers(key, p[f"{spec.name}.{key}"]) for key in own), None))
+    return spec.name, entry, None
 
 
 def _force_unit(spec, key: str) -> str | None:
     """The unit of a force element's value, for the saved file's comments."""
     rot = spec.coordinate == "angle"
     by_key = {"point": "m", "point_i": "m", "point_j": "m", "rest_length": "m", "rest_angle": "rad",
-              "rest_slide": "m",
-              "radius": "m", "coulomb": "friction coefficient", "torque": "N m",
+              "rest_slide": "m", "radius": "m", "coulomb": "friction coefficient", "torque": "N m",
               "viscous": "N m s/rad" if rot else "N s/m", "velocity_scale": "rad/s" if rot else "m/s",
               "force": ("N m" if rot else "N") if spec.kind == "actuator" else "N"}
     by_kind = {"spring_damper": {"stiffness": "N/m", "damping": "N s/m"},
@@ -372,35 +458,71 @@ def _force_unit(spec, key: str) -> str | None:
     return by_kind.get(spec.kind, {}).get(key, by_key.get(key))
 
 
-def _forces(model: Model, p: dict, names: tuple[str, ...]) -> list[str]:
-    """The `forces:` section (nothing without force elements)."""
-    if not model.force_specs:
-        return []
-    out = ["forces:"]
-    for spec in model.force_specs:
-        out += [f"  {_flow(spec.name)}:", f"    type: {spec.kind}"]
-        on = FORCE_TYPES[spec.kind].on
-        if on == "body":
-            out.append(f"    body: {_flow(names[spec.bodies[0]])}")
-        elif on == "bodies":
-            out.append(f"    bodies: {_flow([names[i] for i in spec.bodies])}")
+def _force(spec, p: dict, names: tuple[str, ...]) -> tuple:
+    """The entry of a force element (in `forces`)."""
+    entry = _Table([("type", spec.kind, None)])
+    on = FORCE_TYPES[spec.kind].on
+    if on == "body":
+        entry.append(("body", names[spec.bodies[0]], None))
+    elif on == "bodies":
+        entry.append(("bodies", [names[i] for i in spec.bodies], None))
+    else:
+        entry.append(("joint", spec.joint, None))
+        if spec.kind in ("actuator", "joint_friction"):
+            entry.append(("coordinate", spec.coordinate, None))
+    law = FORCE_TYPES[spec.kind].law
+    if spec.law is not None:
+        if not isinstance(spec.law, Expression):
+            raise ValueError(
+                f"force element {spec.name!r}: its {law} law is a Python function, which a "
+                "file cannot hold; give a constant or an expression of t as text (e.g. "
+                "\"0.5 * sin(2 * t)\"), or keep this model in Python")
+        entry.append((law, spec.law.source, f"{_force_unit(spec, law)}, t in s"))
+    entry += [_numbers(key, p[f"{spec.name}.{key}"], _force_unit(spec, key)) for key in spec.params]
+    if spec.frame != "global":
+        entry.append(("frame", spec.frame, None))
+    if spec.allow_nonunique:
+        entry.append(("allow_nonunique", True, None))
+    return spec.name, entry, None
+
+
+def _function(key: str, fn, element: str) -> str:
+    """A motion's (or a user constraint's) text: the expression, or a module-level
+    function's reference 'module:name'."""
+    if isinstance(fn, Expression):
+        return fn.source
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "<")
+    reference = f"{module}:{qualname}"
+    if module is None or "<" in qualname or _safe_import(reference) is not fn:
+        raise ValueError(
+            f"element {element!r}: its {key} is a Python function that a file cannot hold (a "
+            "lambda, a closure or a method); give a motion as text (e.g. motion=\"omega * t\" "
+            "with params={'omega': 2.0}) or use a module-level function")
+    return reference
+
+
+def _safe_import(reference: str):
+    try:
+        return _import(reference)
+    except ValueError:
+        return None
+
+
+# ----- the two renderers of a `_Table` -----
+
+
+def _yaml(table: _Table, indent: int = 0) -> list[str]:
+    """YAML lines: a table as a block mapping, a text with line breaks as a literal block,
+    other values in flow style."""
+    out = []
+    for key, value, comment in table:
+        head, note = f"{' ' * indent}{_flow(key)}:", f"  # {comment}" if comment else ""
+        if isinstance(value, _Table):
+            out += [head + note, *_yaml(value, indent + 2)] if value else [f"{head} {{}}{note}"]
+        elif isinstance(value, str) and "\n" in value:
+            out += [f"{head} |{note}", *(f"{' ' * (indent + 2)}{line}" for line in value.splitlines())]
         else:
-            out.append(f"    joint: {_flow(spec.joint)}")
-            if spec.kind in ("actuator", "joint_friction"):
-                out.append(f"    coordinate: {spec.coordinate}")
-        law = FORCE_TYPES[spec.kind].law
-        if spec.law is not None:
-            if not isinstance(spec.law, Expression):
-                raise ValueError(
-                    f"force element {spec.name!r}: its {law} law is a Python function, which a "
-                    "file cannot hold; give a constant or an expression of t as text (e.g. "
-                    "\"0.5 * sin(2 * t)\"), or keep this model in Python")
-            out.append(f"    {law}: {_flow(spec.law.source)}  # {_force_unit(spec, law)}, t in s")
-        out += [_field(key, p[f"{spec.name}.{key}"], 4, _force_unit(spec, key)) for key in spec.params]
-        if spec.frame != "global":
-            out.append(f"    frame: {spec.frame}")
-        if spec.allow_nonunique:
-            out.append("    allow_nonunique: true")
+            out.append(f"{head} {_flow(value)}{note}")
     return out
 
 
@@ -410,32 +532,31 @@ def _flow(value) -> str:
     return text.removesuffix("\n...\n").strip()
 
 
-def _field(key: str, value, indent: int, unit: str | None = None) -> str:
-    """`key: value`, with the unit (if any) as a comment."""
-    value = np.asarray(value, dtype=float).tolist()
-    comment = f"  # {unit}" if unit else ""
-    return f"{' ' * indent}{key}: {_flow(value)}{comment}"
+def _toml(table: _Table, path: tuple[str, ...] = ()) -> list[str]:
+    """TOML lines: a table's values first, then its tables, each under its header
+    (`[elements.motor]`; none for a table of tables only); an empty table is `{}`."""
+    out, tables = [], []
+    for key, value, comment in table:
+        note = f"  # {comment}" if comment else ""
+        if isinstance(value, _Table) and value:
+            tables.append(((*path, _toml_key(key)), value, note))
+        else:
+            out.append(f"{_toml_key(key)} = {'{}' if isinstance(value, _Table) else _toml_value(value)}"
+                       f"{note}")
+    for name, value, note in tables:
+        if note or any(not isinstance(v, _Table) or not v for _, v, _ in value):
+            out += ["", f"[{'.'.join(name)}]{note}"]
+        out += _toml(value, name)
+    return out
 
 
-def _function(key: str, fn, element: str, unit: str | None) -> list[str]:
-    comment = f"  # {unit}" if unit else ""
-    if isinstance(fn, Expression):
-        if "\n" in fn.source:
-            body = "\n".join(f"      {line}" for line in fn.source.splitlines())
-            return [f"    {key}: |{comment}", body]
-        return [f"    {key}: {_flow(fn.source)}{comment}"]
-    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "<")
-    reference = f"{module}:{qualname}"
-    if module is None or "<" in qualname or _safe_import(reference) is not fn:
-        raise ValueError(
-            f"element {element!r}: its {key} is a Python function that a file cannot hold (a "
-            "lambda, a closure or a method); give a motion as text (e.g. motion=\"omega * t\" "
-            "with params={'omega': 2.0}) or use a module-level function")
-    return [f"    {key}: {_flow(reference)}{comment}"]
+def _toml_value(value, multiline: bool = True) -> str:
+    """One TOML value: arrays on one line, floats with full precision, a text with line
+    breaks (if `multiline`) as a multi-line string."""
+    if isinstance(value, list):
+        return f"[{', '.join(map(_toml_value, value))}]"
+    return tomli_w.dumps({"v": value}, multiline_strings=multiline).removeprefix("v = ")[:-1]
 
 
-def _safe_import(reference: str):
-    try:
-        return _import(reference)
-    except ValueError:
-        return None
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key, multiline=False)
