@@ -48,7 +48,8 @@ app = typer.Typer(
 CONTINUATION_STEPS = 100
 
 ModelArg = Annotated[str, typer.Argument(
-    metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`) or a .yaml model file.")]
+    metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`), a model file (.yaml, .toml), or "
+         "a MuJoCo model (.xml, needs jmbs[mujoco]).")]
 RankTol = Annotated[float | None, typer.Option(
     "--rank-tol", help="Relative rank tolerance of the method (default 1e-8). Assembled "
     "configurations reach a singular one only to ~1e-7: use 1e-6 to see such rank drops.")]

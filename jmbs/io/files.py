@@ -82,7 +82,8 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     **Arguments:**
     - `source`: a path to a model file (format: docs/model-files.md), YAML or,
       with the suffix `.toml`, TOML (the same fields), or the name of a bundled
-      mechanism (`jmbs.bundled_models()`).
+      mechanism (`jmbs.bundled_models()`); a MuJoCo model (`.xml`) is read by
+      `jmbs.from_mjcf` with its defaults.
     - `trusted`: allow the file's `"package.module:function"` references (a
       motion, a user constraint's functions), which import a module (its top-level
       code runs) and call the function. Off by default: loading a file then runs
@@ -98,6 +99,9 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     that does not parse, geometry that does not close, a function reference
     without `trusted=True`.
     """
+    if Path(source).suffix.lower() == ".xml":
+        from .mjcf import from_mjcf
+        return from_mjcf(source)
     text, label = _source(source)
     parse = _parse_toml if FORMATS.get(Path(label).suffix.lower()) == "toml" else _parse_yaml
     data, line = parse(text, label)
