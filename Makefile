@@ -51,7 +51,7 @@ bench: $(VENV)/.installed
 
 # The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
 docs: $(VENV)/.installed-docs
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 JMBS_NOTEBOOK_SHORT=1 JUPYTER_PREFER_ENV_PATH=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV)
