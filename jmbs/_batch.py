@@ -9,7 +9,8 @@ from typing import Any
 
 import jax
 import numpy as np
-from tqdm.auto import tqdm
+
+from ._progress import tqdm
 
 # Jitted `vmap(fn)` per (fn, devices); jit itself keeps one executable per chunk shape.
 _CACHE: "collections.OrderedDict[tuple, tuple]" = collections.OrderedDict()

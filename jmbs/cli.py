@@ -25,12 +25,12 @@ import diffrax
 import numpy as np
 import typer
 from rich.console import Console
-from tqdm.auto import tqdm
 
 import jmbs
 
 from ._formulations.registry import FORMULATIONS
 from ._kinematics import CLOSURE_WARNING, closure_error
+from ._progress import tqdm
 from ._solvability.registry import DEFAULT_METHOD, METHODS
 from ._solvability.sweep import assemble_along, driver_names
 from ._stabilization.registry import STABILIZATIONS

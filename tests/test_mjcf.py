@@ -122,6 +122,27 @@ def test_state_and_joint_coordinates_follow_mujocos_kinematics():
             assert coords[name] == pytest.approx(data.qpos[adr] - mj.qpos0[adr], abs=1e-12)
 
 
+def test_a_keyframe_is_the_reference_configuration():
+    """`keyframe=` makes the keyframe's pose the reference configuration (joint coordinates
+    zero there), its velocities the initial ones, its controls the actuators' values."""
+    mj = compiled(TREE)
+    qpos = np.array(mj.qpos0) + 0.1
+    for a in (mj.jnt_qposadr[2], mj.nq - 4):  # the ball's and the free joint's quaternions
+        qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    qvel = np.linspace(-0.5, 0.5, mj.nv)
+    xml = TREE.replace("</mujoco>", f'<keyframe><key name="home" qpos="{" ".join(f"{x:.17g}" for x in qpos)}" '
+                       f'qvel="{" ".join(f"{x:.17g}" for x in qvel)}"/></keyframe></mujoco>')
+    model = quiet(xml, keyframe="home")
+    data = mujoco.MjData(compiled(xml))
+    data.qpos[:], data.qvel[:] = qpos, qvel
+    q, v = jmbs.mjcf_state(model, compiled(xml), data)
+    np.testing.assert_allclose(np.asarray(model.q0), q, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(model.v0), v, atol=1e-12)
+    assert all(abs(x) < 1e-12 for x in jmbs.joint_coordinates(model, model.q0).values())
+    with pytest.raises(ValueError, match="no keyframe 'away'"):
+        quiet(xml, keyframe="away")
+
+
 def test_what_is_not_mapped_is_listed_and_names_stay_unique():
     """Contacts, tendons, limits, armature, friction loss, sensors, unsupported actuators
     and inactive equalities each get a line of the one MJCFWarning; a joint named like a

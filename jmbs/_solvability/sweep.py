@@ -10,13 +10,13 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
 
 from .._assembly import constraint_matrix
 from .._display import sweep_html, sweep_line
 from .._kinematics import _assemble_jit
 from .._linalg import numerical_rank
 from .._model import Model
+from .._progress import tqdm
 from .analysis import component_names, element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
@@ -44,9 +44,12 @@ class SolvabilitySweep:
     - `unique`, `criterion`, `margin`: `(batch, n_elements)`, columns in
       `element_names` order.
     - `component_unique`: `(batch, nc)`, columns in row order.
-    - `generic_rank`: the largest rank in the batch; `singular (batch,)`: the
-      configurations whose rank is below it (singular configurations, where the
-      decisions describe the instant rather than the mechanism).
+    - `generic_rank`: the largest rank in the batch among the decisions with a rank
+      margin of at least `MARGINAL_DECADES` (all of them if none has it: a marginal
+      decision next to a singular configuration may also come out one too high);
+      `singular (batch,)`: the configurations whose rank is below it (singular
+      configurations, where the decisions describe the instant rather than the
+      mechanism).
     """
 
     def __init__(self, model: Model, method: str, dec: Decisions):
@@ -57,7 +60,8 @@ class SolvabilitySweep:
         self.dof = model.nv - self.rank
         self.rank_margin = np.asarray(dec.rank_margin)
         self.rank_values = np.asarray(dec.rank_values)
-        self.generic_rank = int(self.rank.max(initial=0))
+        clear = self.rank_margin >= MARGINAL_DECADES
+        self.generic_rank = int((self.rank[clear] if clear.any() else self.rank).max(initial=0))
         self.singular = self.rank < self.generic_rank
         self.unique = np.asarray(dec.unique)
         self.criterion = np.asarray(dec.criterion)
