@@ -93,10 +93,10 @@ from ._stabilization.registry import STABILIZATIONS as STABILIZATIONS
 from .io import ModelFileError as ModelFileError
 from .io import bundled_models as bundled_models
 from .io import load as load
+from .io import save as save
 from .io.mjcf import MJCFWarning as MJCFWarning
 from .io.mjcf import from_mjcf as from_mjcf
 from .io.mjcf import mjcf_state as mjcf_state
-from .io import save as save
 
 try:
     __version__ = _metadata.version("jmbs")
