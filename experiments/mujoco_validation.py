@@ -15,9 +15,10 @@
 #   parallel links: one link per finger is redundant, so the links' axial forces (the
 #   connects' x components) are not determined by rigid-body mechanics, while the
 #   transverse ones (z) and the servo torques are. MuJoCo holds the gripper at rest,
-#   tilted by 0.2 rad so that the jaws' weight pulls along the links, with the impedance `solimp` (d) of the third links' connects varied
-#   from 0.5 to 0.999 (the second links' at 0.9): MuJoCo's axial forces change with
-#   that setting (even their sign), its transverse forces and servo torques do not,
+#   tilted by 0.2 rad so that the jaws' weight pulls along the links, with the
+#   impedance `solimp` (d) of the third links' connects varied from 0.5 to 0.999 (the
+#   second links' at 0.9): MuJoCo's axial forces change with that setting (one link's
+#   from 0.26 N to 0.001 N), its transverse forces and servo torques do not,
 #   and jmbs reports exactly that split: x not unique, z unique, with the unique
 #   values equal to MuJoCo's. The servo targets are jmbs's holding torques divided by
 #   `kp` (the servos as drivers: `from_mjcf(..., servos="driver")`), so that MuJoCo rests
@@ -173,9 +174,9 @@ def main(short: bool = False, out: Path | None = None) -> dict:
     verdicts = ["N" if not forces["unique"][n][c] else "U" for n in ("left_C2", "left_C3")
                 for c in ("Fx", "Fz")] + ["U" if forces["unique"]["left_servo"]["M"] else "N"]
     rows.append(["jmbs verdict", "", *verdicts])
-    texts.append("parallel gripper held at rest, links horizontal: forces on the links (N) and the "
-                 "servo torque against the third links' impedance d (MuJoCo), and jmbs (rigid; "
-                 "a non-unique value is the minimum-norm one)\n" + format_table(
+    texts.append("parallel gripper held at rest, tilted 0.2 rad, links horizontal in its frame: "
+                 "forces on the links (N) and the servo torque against the third links' impedance "
+                 "d (MuJoCo), and jmbs (rigid; a non-unique value is the minimum-norm one)\n" + format_table(
                      ["d", "max |qpos|", "C2 Fx (axial)", "C2 Fz", "C3 Fx (axial)", "C3 Fz",
                       "servo torque (N m)"], rows))
     print("\n\n".join(texts))

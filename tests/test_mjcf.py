@@ -130,8 +130,9 @@ def test_a_keyframe_is_the_reference_configuration():
     for a in (mj.jnt_qposadr[2], mj.nq - 4):  # the ball's and the free joint's quaternions
         qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
     qvel = np.linspace(-0.5, 0.5, mj.nv)
-    xml = TREE.replace("</mujoco>", f'<keyframe><key name="home" qpos="{" ".join(f"{x:.17g}" for x in qpos)}" '
-                       f'qvel="{" ".join(f"{x:.17g}" for x in qvel)}"/></keyframe></mujoco>')
+    numbers = [" ".join(f"{x:.17g}" for x in values) for values in (qpos, qvel)]
+    xml = TREE.replace("</mujoco>", f'<keyframe><key name="home" qpos="{numbers[0]}" '
+                       f'qvel="{numbers[1]}"/></keyframe></mujoco>')
     model = quiet(xml, keyframe="home")
     data = mujoco.MjData(compiled(xml))
     data.qpos[:], data.qvel[:] = qpos, qvel
