@@ -23,11 +23,12 @@ from ._formulations.base import (
 from ._formulations.null_space import NullSpaceProjection
 from ._kinematics import check_state, warn_if_unassembled
 from ._linalg import min_norm_solve, numerical_rank
-from ._model import Model
+from ._model import Body, Model
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.equilibrate import equilibrate
 from ._solvability.registry import DEFAULT_METHOD, resolve_method
+from ._solvability.resultant import resultant_criterion, resultant_set
 
 
 def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
@@ -143,7 +144,7 @@ class Reactions(eqx.Module):
     about the mechanism. `rank (...)` and `rank_values (..., k)` are the rank of
     the rigid rows of `C` and the uniqueness method's relative rank-revealing
     values there (along a motion they show where it meets a singular
-    configuration).
+    configuration). `q (..., nq)` and `t (...)` are the states they belong to.
     """
 
     element_names: tuple[str, ...] = eqx.field(static=True)
@@ -157,6 +158,10 @@ class Reactions(eqx.Module):
     component_unique: Bool[Array, "... nc"]
     rank: Int[Array, "..."]
     rank_values: Float[Array, "... k"]
+    q: Float[Array, "... nq"]
+    t: Float[Array, "..."]
+    rigid: tuple[bool, ...] = eqx.field(static=True)  # rows decided (others compliant)
+    ctol: float = eqx.field(static=True)  # the uniqueness method's criterion tolerance
 
     def __repr__(self) -> str:
         return reactions_line(self)
@@ -218,6 +223,52 @@ class Reactions(eqx.Module):
     def _guard(x: Array, unique: Array, name: str, allow: bool) -> Array:
         return x if allow else _unique_only(x, unique, _NON_UNIQUE.format(name=name))
 
+    def resultant(self, model: Model, group, on, about=None, *,
+                  allow_nonunique: bool = False) -> tuple[Array, Array]:
+        """The resultant wrench that the elements `group` (a name or names) apply to the
+        body or bodies `on` (names or handles; `"ground"`: the support): `(force (..., dim),
+        moment (...) | (..., 3))`, the moment about the point `about` (default the origin),
+        global frame. Elements between two bodies of `on` cancel.
+
+        A resultant can be unique while its elements are not (the ground joints of an
+        overconstrained mechanism together carry its load): `is_unique_resultant` decides
+        it at each state (`SolvabilityReport.is_unique_resultant` at one configuration),
+        and, like a single reaction, a non-unique resultant refuses to be differentiated
+        unless `allow_nonunique=True`. `model` is the model the reactions belong to."""
+        _, elements, _ = resultant_set(model, group, on)
+        on_names = {b.name if isinstance(b, Body) else b
+                    for b in ([on] if isinstance(on, str | Body) else on)}
+        dim = model.dim
+        P = jnp.zeros(dim) if about is None else jnp.asarray(about, dtype=float)
+        force, moment = jnp.zeros(self.forces.shape[:-2] + (dim,)), 0.0
+        for e in elements:
+            bi, bj = model.element(self.element_names[e]).bodies
+            sign = (bj in on_names) - (bi in on_names)  # the wrench on body j, or its opposite
+            if sign == 0:
+                continue  # internal to `on`
+            F, M, p = self.forces[..., e, :], self.torques[..., e, :], self.points[..., e, :]
+            arm = p - jnp.broadcast_to(P, p.shape)
+            if dim == 2:
+                M = M[..., 0] + arm[..., 0] * F[..., 1] - arm[..., 1] * F[..., 0]
+            else:
+                M = M + jnp.cross(arm, F)
+            force, moment = force + sign * F, moment + sign * M
+        if allow_nonunique:
+            return force, moment
+        unique = self.is_unique_resultant(model, group, on)
+        name = f"resultant of {list(group) if not isinstance(group, str) else [group]} on {sorted(on_names)}"
+        message = _NON_UNIQUE.format(name=name)
+        return _unique_only(force, unique, message), _unique_only(moment, unique, message)
+
+    def is_unique_resultant(self, model: Model, group, on) -> Array:
+        """Whether the resultant of `group` on `on` is unique at each state, `(...)`."""
+        rows, _, bodies = resultant_set(model, group, on)
+        batch = self.t.shape
+        q, t, rank = (x.reshape((-1,) + x.shape[len(batch):]) for x in (self.q, self.t, self.rank))
+        crit = jax.vmap(lambda q, t, r: resultant_criterion(
+            model, q, t, rows, bodies, self.rigid, r))(q, t, rank)
+        return jax.lax.stop_gradient((crit <= self.ctol).reshape(batch))
+
     def is_unique(self, name: str) -> Array:
         """Whether the element's reaction is uniquely determined, `(...)`."""
         return self.unique[..., self._index(name)]
@@ -236,7 +287,8 @@ def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndar
     unique, comp, rank, values = uniqueness(model, C, rigid, method)
     components = tuple(spec.components for spec in model.element_specs)
     return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
-                     unique, comp, rank, values)
+                     unique, comp, rank, values, q, jnp.asarray(t, dtype=float),
+                     tuple(bool(x) for x in np.asarray(rigid)), float(method.ctol))
 
 
 class StateResult(eqx.Module):

@@ -181,6 +181,9 @@ def analyze(
     trusted: TrustedOpt = False,
     components: Annotated[bool, typer.Option(
         "--components", help="Also list every reaction component with its criterion.")] = False,
+    resultant: Annotated[list[str] | None, typer.Option(
+        "--resultant", metavar="GROUP@ON", help="Also decide the resultant wrench that the elements "
+        "GROUP apply to the bodies ON, both comma-separated, e.g. 'J1,J6@ground' (repeatable).")] = None,
 ) -> None:
     """Which reactions of MODEL are unique, at one configuration.
 
@@ -209,9 +212,11 @@ def analyze(
     else:
         config, source = np.asarray(mdl.q0), "reference configuration"
     rep = jmbs.solvability(mdl, config, t, method=solvability_method)
+    resultants = [_resultant(rep, text) for text in resultant or []]
     if json_:
         print(json.dumps({"model": _model_info(model, mdl), "configuration": source,
-                          "q": config.tolist(), **rep.to_dict()}, indent=1))
+                          "q": config.tolist(), **rep.to_dict(),
+                          **({"resultants": resultants} if resultants else {})}, indent=1))
         return
     print(f"{model}: {mdl.dim}-D, {mdl.n_bodies} bodies, nq = {mdl.nq}, nv = {mdl.nv}, "
           f"nc = {mdl.nc}; {source}, t = {t:g}")
@@ -219,6 +224,10 @@ def analyze(
         print("force elements (no reactions of their own): "
               + ", ".join(f"{s.name} ({s.kind})" for s in mdl.force_specs))
     print(rep)
+    for r in resultants:
+        print(f"resultant of {' + '.join(r['group'])} on {', '.join(r['on'])}: "
+              f"{'U' if r['unique'] else 'N'} (criterion {r['criterion']:.1e}, margin "
+              f"{min(r['margin'], 99):.1f})")
     if components:
         d = rep.decisions
         names = jmbs.component_names(mdl)
@@ -227,6 +236,18 @@ def analyze(
         for k, name in enumerate(names):
             print(f"{name:<{w}}  {'U' if d.component_unique[k] else 'N':>3}  "
                   f"{d.component_criterion[k]:9.1e}  {min(float(d.component_margin[k]), 99):6.1f}")
+
+
+def _resultant(rep, text: str) -> dict:
+    """`--resultant GROUP@ON`: the decision as plain data."""
+    group, at, on = text.partition("@")
+    group, on = [g.strip() for g in group.split(",") if g.strip()], [b.strip() for b in on.split(",")
+                                                                       if b.strip()]
+    if not at or not group or not on:
+        raise typer.BadParameter(f"{text!r}: expected GROUP@ON, e.g. 'J1,J6@ground'",
+                                 param_hint="--resultant")
+    unique, criterion, margin = rep.resultant_margin(group, on)
+    return {"group": group, "on": on, "unique": bool(unique), "criterion": criterion, "margin": margin}
 
 
 @app.command()

@@ -37,13 +37,22 @@ def equilibrate(model: Model, C: Float[Array, "nc nv"]) -> Float[Array, "nc nv"]
 
 def scale(C: Float[Array, "nc nv"], L: Float[Array, " nb"], dim: int) -> Float[Array, "nc nv"]:
     """`equilibrate` given the bodies' characteristic lengths `L`."""
+    return scaled(C, L, dim)[0]
+
+
+def scaled(C: Float[Array, "nc nv"], L: Float[Array, " nb"], dim: int):
+    """`(X, row, col)`: `X = scale(C, L, dim)` and its row and column factors, `X = row C col`
+    (but for the entries set to zero as rounding noise)."""
     nb, nrot = L.shape[0], NV[dim] - dim
     col = jnp.concatenate([jnp.ones((nb, dim)), jnp.broadcast_to(1.0 / L[:, None], (nb, nrot))],
-                          axis=1)
-    X = C * col.ravel()[None, :]
-    X = X / _safe(jnp.max(jnp.abs(X), axis=1))[:, None]
+                          axis=1).ravel()
+    X = C * col[None, :]
+    row = 1.0 / _safe(jnp.max(jnp.abs(X), axis=1))
+    X = X * row[:, None]
     X = jnp.where(jnp.abs(X) < NOISE, 0.0, X)
     for _ in range(RUIZ_ITERATIONS):
-        X = X / jnp.sqrt(_safe(jnp.max(jnp.abs(X), axis=0)))[None, :]
-        X = X / jnp.sqrt(_safe(jnp.max(jnp.abs(X), axis=1)))[:, None]
-    return X
+        c = 1.0 / jnp.sqrt(_safe(jnp.max(jnp.abs(X), axis=0)))
+        X, col = X * c[None, :], col * c
+        r = 1.0 / jnp.sqrt(_safe(jnp.max(jnp.abs(X), axis=1)))
+        X, row = X * r[:, None], row * r
+    return X, row, col

@@ -17,6 +17,7 @@ from .analysis import element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
 from .registry import DEFAULT_METHOD, resolve_method
+from .resultant import resultant_decision
 
 
 def group_set(model: Model, names) -> np.ndarray:
@@ -212,6 +213,19 @@ class SolvabilityReport:
         the joints connecting a platform to the ground)."""
         mask = group_set(self.model, names)
         return bool(decisions_at(self.model, self._method, self.q, self.t, mask[None]).unique[0])
+
+    def is_unique_resultant(self, group, on) -> bool:
+        """Whether the resultant wrench that the elements `group` (a name or names) apply
+        to the body or bodies `on` (names or handles; `"ground"` for the support) is
+        unique: it can be while each element's reaction is not (the ground joints of an
+        overconstrained mechanism together carry its load). For one element on its own
+        body it is `is_unique`. See `Reactions.resultant` for its value."""
+        return self.resultant_margin(group, on)[0]
+
+    def resultant_margin(self, group, on) -> tuple[bool, float, float]:
+        """`(unique, criterion, margin)` of the resultant of `group` on `on` (criterion vs
+        the method's `ctol`, margin in decimal digits)."""
+        return resultant_decision(self.model, self.q, self.t, group, on, self.rank, self._method.ctol)
 
     def null_space(self) -> np.ndarray:
         """An orthonormal basis `(nc, p)` of the directions in which the unknowns

@@ -70,8 +70,8 @@ def section(figs: Figures, short: bool) -> Section:
                {k: papers.BRICARD[k] for k in ("grubler", "redundancy", "dof")},
                {"grubler": bri.nv - bri.nc, "redundancy": rb.redundancy, "dof": rb.dof}),
         check("Bricard: joints with a unique reaction", list(papers.BRICARD["unique"]), unique_b),
-        check("Bricard: resultant of J1, J6 on the ground, change along null(C^T)", "< 1e-12", change,
-               change < 1e-12))
+        check("Bricard: resultant of J1, J6 on the ground (rep.is_unique_resultant), criterion",
+              "< 1e-12", change, change < 1e-12))
 
     dynamics = sec.add(
         check("simulation result", "success", sol.message),
@@ -97,8 +97,10 @@ def section(figs: Figures, short: bool) -> Section:
         f"**jmbs** (`jmbs.solvability`): parallelogram rank {rp.rank} of {par.nc}, Bricard rank "
         f"{rb.rank} of {bri.nc} (rank margin {rb.rank_margin:.1f} digits).",
         checks_table(structure),
-        f"Along the free direction of the Bricard's multipliers the wrenches of {changing(each)} "
-        "on the ground change, their resultant does not.",
+        f"The Bricard's ground joints' wrenches on the ground are not unique one by one (criterion "
+        f"in brackets: {changing(each)}), their resultant is "
+        "(`rep.is_unique_resultant([\"J1\", \"J6\"], \"ground\")`, "
+        "`Reactions.resultant(model, [\"J1\", \"J6\"], \"ground\")` for its value).",
         f"**Bricard simulation**, {t1:g} s (`jmbs.simulate`, `NullSpaceProjection()` + "
         f"`Projection()`, Tsit5, rtol = atol = 1e-8; {int(sol.stats['num_accepted_steps'])} steps). "
         "The reactions of J1 and J6 are the formulation's choice (minimum norm) and flagged "

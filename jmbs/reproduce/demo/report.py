@@ -21,7 +21,6 @@ import numpy as np
 from tqdm.auto import tqdm
 
 import jmbs
-from jmbs.rotations import quat_to_rot
 
 from .. import papers
 
@@ -109,34 +108,15 @@ def checks_table(checks: list[Check]) -> str:
 # ----- helpers shared by the sections -----
 
 def ground_resultant(rep: jmbs.SolvabilityReport, joints) -> tuple[float, dict[str, float]]:
-    """How much the wrenches that the ground `joints` exert on the ground (force, and
-    moment about the origin) change along the directions of `null(C^T)` at the
-    report's configuration (spatial models): 0 where they are unique. Returns the
-    change of their resultant and of each joint's wrench, relative to the largest.
-
-    Each joint's wrench on its moving body is its block of `C^T` times a free
-    direction of the multipliers (force in the global frame, torque about the body's
-    origin in the body frame); the ground receives the opposite."""
-    model = rep.model
-    N = rep.null_space()  # the p directions in which the multipliers are free
-    C = np.asarray(jmbs.constraint_matrix(model, rep.q, rep.t))
-    q = rep.q.reshape(model.n_bodies, -1)
-    single = []
-    for j in joints:
-        (body,) = (b for b in model.element(j).bodies if b != GROUND)
-        k, rows = model.body_index(body), model.rows(j)
-        g = (C[rows, 6 * k:6 * k + 6].T @ N[rows]).T  # (p, 6): force, body-frame torque
-        R = np.asarray(quat_to_rot(q[k, 3:]))
-        moment = np.cross(q[k, :3], g[:, :3]) + g[:, 3:] @ R.T
-        single.append(-np.concatenate([g[:, :3], moment], axis=1))
-    single = np.stack(single, axis=1)  # (p, joints, 6)
-    size = np.abs(single).max()
-    each = np.abs(single).max(axis=(0, 2)) / size
-    return float(np.abs(single.sum(axis=1)).max() / size), {j: float(c) for j, c in zip(joints, each)}
+    """The uniqueness criterion of the resultant wrench that the ground `joints` exert on
+    the ground together (`rep.resultant_margin`: 0 where unique), and of each joint's
+    alone."""
+    each = {j: rep.resultant_margin([j], GROUND)[1] for j in joints}
+    return rep.resultant_margin(list(joints), GROUND)[1], each
 
 
 def changing(each: dict[str, float]) -> str:
-    """The joints whose wrench changes, with the change, e.g. `"J1 (1.0), J6 (0.71)"`."""
+    """The joints whose wrench is not unique, with their criterion, e.g. `"J1 (0.12)"`."""
     return ", ".join(f"{j} ({c:.2g})" for j, c in each.items() if c > 1e-12)
 
 

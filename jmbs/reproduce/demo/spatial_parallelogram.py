@@ -42,8 +42,8 @@ def section(figs: Figures, short: bool) -> Section:
         (c,) = sec.add(check(f"reaction of {el}", paper, rep.verdict(el)))
         rows.append([el, "–".join(model.element(el).bodies), paper, c.obtained,
                      f"{min(rep.margin(el), 99):.1f}", mark(c.passed)])
-    resultant = sec.add(check("resultant of the ground joints on the ground: change along null(C^T)",
-                               "< 1e-12", change, change < 1e-12))
+    resultant = sec.add(check("resultant of the ground joints on the ground (rep.is_unique_resultant), "
+                              "criterion", "< 1e-12", change, change < 1e-12))
     sec.text += [
         f"**jmbs** (`jmbs.solvability(model)`, null-space method): rank {rep.rank} of {model.nc} rows, "
         f"p = {rep.redundancy}, rank margin {rep.rank_margin:.1f} digits. The ground-connection "
@@ -51,10 +51,10 @@ def section(figs: Figures, short: bool) -> Section:
         "as the ground joints and rank `rank C − rank C_I`:",
         checks_table(structure),
         table(["joint", "bodies", "paper", "jmbs", "margin [digits]", ""], rows),
-        "Beyond the paper: the wrench the ground receives. Along the free direction of the "
-        f"multipliers the wrenches of {changing(each)} on the ground change (relative size in "
-        "brackets), their resultant "
-        "does not: what a force plate under the mechanism measures is unique, as in any "
+        "Beyond the paper: the wrench the ground receives. The wrenches of "
+        f"{changing(each)} on the ground are not unique one by one (criterion in brackets), their "
+        "resultant is (`rep.is_unique_resultant(ground_joints, \"ground\")`): what a force plate "
+        "under the mechanism measures is unique, as in any "
         "mechanism (it balances the weights and inertia forces, which the motion fixes). "
         "(`SolvabilityReport.is_unique_group` answers another question: whether the group's "
         "generalized force on the moving bodies is unique; it acts on six different rods, so it is "

@@ -1,0 +1,123 @@
+"""Group resultants: the wrench a set of elements applies to a body or a set of bodies.
+
+The resultant of the reactions of elements `G` on the bodies `B` (about a point `P`) is
+what a rigid motion of `B` as a whole does work against: with `V` the generalized
+velocities of the bodies of `B` moving rigidly with a unit twist about `P` (one column
+per twist component, zero for the other bodies), it is `V^T C_G^T lambda_G` up to sign.
+All equilibria are `lambda_p + N alpha` (`N` a basis of `null(C^T)`), so the resultant is
+unique iff `V^T C_G^T N_G = 0`. It can be unique while every element's reaction is not
+(the ground joints of an overconstrained platform together carry the load, however the
+redundancy splits it between them); for one element on its own body it is the
+element's own test. Elements between two bodies of `B` are internal to it (their
+wrenches cancel); the resultant on a set that holds the ground is minus the one on the
+other bodies.
+
+Decided on the equilibrated matrix (`equilibrate.scaled`): `C_s = D_r C D_c`, so
+`V_s = D_c^{-1} V`, whose columns are normalised (each twist component has its own unit);
+the criterion `||V_s^T C_s,G^T N_s,G||_F` against the method's `ctol` is then free of
+units, like the elements' criteria.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array
+
+from .._assembly import constraint_matrix
+from .._bodies import NQ, NV
+from .._model import GROUND, Body, Model
+from .._rotations import quat_to_rot
+from .base import decades
+from .equilibrate import scaled
+
+
+def resultant_set(model: Model, group, on) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Host-side check of a resultant's group and bodies: `(rows, elements, bodies)`, the
+    group's rows of `C`, its element indices, and the moving bodies whose rigid motion
+    measures the resultant (`on` itself, or every other body when `on` holds the ground),
+    with a `ValueError` naming what is wrong."""
+    names = [group] if isinstance(group, str) else list(group)
+    if not names:
+        raise ValueError("a resultant needs at least one element; got an empty group")
+    targets = [on] if isinstance(on, str | Body) else list(on)
+    if not targets:
+        raise ValueError("a resultant acts on at least one body; got on=[]")
+    on_names = set()
+    for body in targets:
+        name = body.name if isinstance(body, Body) else body
+        if name != GROUND:
+            model.body_index(name)  # raises for an unknown body, listing the known ones
+        on_names.add(name)
+    rows, elements = [], []
+    for name in names:
+        info = model.element(name)  # raises for an unknown element
+        if info.kind in ("holonomic", "pfaffian"):
+            raise ValueError(f"element {name!r} is a user constraint: it has no physical wrench, so "
+                             "it cannot enter a resultant; leave it out of the group")
+        if not on_names & set(info.bodies):
+            raise ValueError(f"element {name!r} connects {' and '.join(info.bodies)}, none of which "
+                             f"is in on={sorted(on_names)}: it applies nothing to them")
+        a, b = info.rows
+        rows += range(a, b)
+        elements.append(model.element_names.index(name))
+    bodies = set(on_names) - {GROUND}
+    if GROUND in on_names:
+        bodies = set(model.body_names) - bodies
+    return (tuple(rows), tuple(elements),
+            tuple(sorted(model.body_names.index(b) for b in bodies)))
+
+
+def rigid_twists(model: Model, q: Array, bodies: tuple[int, ...]) -> Array:
+    """`V (nv, nw)`: the generalized velocities of `bodies` moving as one rigid body with a
+    unit twist about the origin (translations along x, y (, z), then rotations about the
+    axes), zero for the other bodies; `nw` 3 planar, 6 spatial."""
+    dim, nq, nv = model.dim, NQ[model.dim], NV[model.dim]
+    V = jnp.zeros((model.nv, 3 if dim == 2 else 6))
+    for b in bodies:
+        qb = q[b * nq:(b + 1) * nq]
+        if dim == 2:
+            x, y = qb[0], qb[1]
+            block = jnp.array([[1.0, 0.0, -y], [0.0, 1.0, x], [0.0, 0.0, 1.0]])
+        else:
+            r, R = qb[:3], quat_to_rot(qb[3:7])
+            axes = jnp.eye(3)
+            block = jnp.concatenate([
+                jnp.concatenate([axes, jnp.cross(axes, r).T], axis=1),  # r_dot = w x r
+                jnp.concatenate([jnp.zeros((3, 3)), R.T @ axes], axis=1)], axis=0)
+        V = V.at[b * nv:(b + 1) * nv].set(block)
+    return V
+
+
+def resultant_criterion(model: Model, q: Array, t: Array, rows: tuple[int, ...],
+                        bodies: tuple[int, ...], rigid: tuple[bool, ...], rank: Array) -> Array:
+    """The criterion `||V_s^T C_s,G^T N_s,G||_F` of a resultant (module docstring), with
+    `N_s` the last `nr - rank` left singular vectors of the equilibrated rigid rows
+    (`rank` their rank, as decided for the reactions). Rows not `rigid` (compliant) have
+    unique reactions and leave the test. Traceable."""
+    rigid_rows = np.flatnonzero(np.asarray(rigid, bool))
+    group = np.flatnonzero(np.isin(rigid_rows, rows))
+    if group.size == 0:
+        return jnp.zeros(())
+    model, q, t = jax.lax.stop_gradient((model, q, t))  # a decision has no derivative
+    C = constraint_matrix(model, q, t)
+    Cs, _, col = scaled(C, model.characteristic_lengths(), model.dim)
+    Cs = Cs[rigid_rows]
+    Vs = rigid_twists(model, q, bodies) / col[:, None]
+    Vs = Vs / jnp.maximum(jnp.linalg.norm(Vs, axis=0), jnp.finfo(float).tiny)[None, :]
+    U = jnp.linalg.svd(Cs, full_matrices=True)[0]
+    N = U * (jnp.arange(U.shape[1]) >= rank)[None, :]
+    return jnp.linalg.norm((Cs[group] @ Vs).T @ N[group])
+
+
+@eqx.filter_jit
+def _criterion(model, q, t, rows, bodies, rigid, rank):
+    return resultant_criterion(model, q, t, rows, bodies, rigid, rank)
+
+
+def resultant_decision(model: Model, q, t, group, on, rank: int, ctol: float) -> tuple[bool, float, float]:
+    """Host-side: `(unique, criterion, margin)` of the resultant of `group` on `on` at `q`."""
+    rows, _, bodies = resultant_set(model, group, on)
+    crit = float(_criterion(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float), rows,
+                            bodies, (True,) * model.nc, jnp.asarray(rank)))
+    return crit <= ctol, crit, float(decades(jnp.asarray(crit), ctol))
