@@ -28,7 +28,7 @@ from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.equilibrate import equilibrate
 from ._solvability.registry import DEFAULT_METHOD, resolve_method
-from ._solvability.resultant import resultant_criterion, resultant_set
+from ._solvability.resultant import resultant_criteria, resultant_set
 
 
 def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
@@ -265,8 +265,7 @@ class Reactions(eqx.Module):
         rows, _, bodies = resultant_set(model, group, on)
         batch = self.t.shape
         q, t, rank = (x.reshape((-1,) + x.shape[len(batch):]) for x in (self.q, self.t, self.rank))
-        crit = jax.vmap(lambda q, t, r: resultant_criterion(
-            model, q, t, rows, bodies, self.rigid, r))(q, t, rank)
+        crit = resultant_criteria(model, q, t, jnp.asarray(rows), jnp.asarray(bodies), self.rigid, rank)
         return jax.lax.stop_gradient((crit <= self.ctol).reshape(batch))
 
     def is_unique(self, name: str) -> Array:

@@ -25,18 +25,18 @@ import numpy as np
 from jaxtyping import Array
 
 from .._assembly import constraint_matrix
-from .._bodies import NQ, NV
+from .._bodies import NQ
 from .._model import GROUND, Body, Model
 from .._rotations import quat_to_rot
 from .base import decades
 from .equilibrate import scaled
 
 
-def resultant_set(model: Model, group, on) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+def resultant_set(model: Model, group, on) -> tuple[np.ndarray, tuple[int, ...], np.ndarray]:
     """Host-side check of a resultant's group and bodies: `(rows, elements, bodies)`, the
-    group's rows of `C`, its element indices, and the moving bodies whose rigid motion
-    measures the resultant (`on` itself, or every other body when `on` holds the ground),
-    with a `ValueError` naming what is wrong."""
+    group's rows of `C` (a mask `(nc,)`), its element indices, and the moving bodies whose
+    rigid motion measures the resultant (a mask `(nb,)`: `on` itself, or every other body
+    when `on` holds the ground), with a `ValueError` naming what is wrong."""
     names = [group] if isinstance(group, str) else list(group)
     if not names:
         raise ValueError("a resultant needs at least one element; got an empty group")
@@ -61,63 +61,67 @@ def resultant_set(model: Model, group, on) -> tuple[tuple[int, ...], tuple[int, 
         a, b = info.rows
         rows += range(a, b)
         elements.append(model.element_names.index(name))
-    bodies = set(on_names) - {GROUND}
-    if GROUND in on_names:
-        bodies = set(model.body_names) - bodies
-    return (tuple(rows), tuple(elements),
-            tuple(sorted(model.body_names.index(b) for b in bodies)))
+    bodies = np.isin(model.body_names, sorted(on_names))
+    row_mask = np.zeros(model.nc, bool)
+    row_mask[rows] = True
+    return row_mask, tuple(elements), ~bodies if GROUND in on_names else bodies
 
 
-def rigid_twists(model: Model, q: Array, bodies: tuple[int, ...]) -> Array:
-    """`V (nv, nw)`: the generalized velocities of `bodies` moving as one rigid body with a
-    unit twist about the origin (translations along x, y (, z), then rotations about the
-    axes), zero for the other bodies; `nw` 3 planar, 6 spatial."""
-    dim, nq, nv = model.dim, NQ[model.dim], NV[model.dim]
-    V = jnp.zeros((model.nv, 3 if dim == 2 else 6))
-    for b in bodies:
-        qb = q[b * nq:(b + 1) * nq]
-        if dim == 2:
-            x, y = qb[0], qb[1]
-            block = jnp.array([[1.0, 0.0, -y], [0.0, 1.0, x], [0.0, 0.0, 1.0]])
-        else:
-            r, R = qb[:3], quat_to_rot(qb[3:7])
-            axes = jnp.eye(3)
-            block = jnp.concatenate([
-                jnp.concatenate([axes, jnp.cross(axes, r).T], axis=1),  # r_dot = w x r
-                jnp.concatenate([jnp.zeros((3, 3)), R.T @ axes], axis=1)], axis=0)
-        V = V.at[b * nv:(b + 1) * nv].set(block)
-    return V
+def rigid_twists(model: Model, q: Array, bodies: Array) -> Array:
+    """`V (nv, nw)`: the generalized velocities of the bodies in the mask `bodies (nb,)`
+    moving as one rigid body with a unit twist about the origin (translations along x, y
+    (, z), then rotations about the axes), zero for the other bodies; `nw` 3 planar, 6
+    spatial."""
+    dim, nb = model.dim, model.n_bodies
+    qb = q.reshape(nb, NQ[dim])
+    if dim == 2:
+        one, zero = jnp.ones(nb), jnp.zeros(nb)
+        blocks = jnp.stack([jnp.stack([one, zero, -qb[:, 1]], -1), jnp.stack([zero, one, qb[:, 0]], -1),
+                            jnp.stack([zero, zero, one], -1)], axis=1)  # (nb, 3, 3)
+    else:
+        axes = jnp.eye(3)
+
+        def block(x):
+            top = jnp.concatenate([axes, jnp.cross(axes, x[:3]).T], axis=1)  # r_dot = w x r
+            bottom = jnp.concatenate([jnp.zeros((3, 3)), quat_to_rot(x[3:7]).T], axis=1)  # w' = R^T w
+            return jnp.concatenate([top, bottom], axis=0)
+
+        blocks = jax.vmap(block)(qb)  # (nb, 6, 6)
+    return (blocks * jnp.asarray(bodies, dtype=q.dtype)[:, None, None]).reshape(model.nv, -1)
 
 
-def resultant_criterion(model: Model, q: Array, t: Array, rows: tuple[int, ...],
-                        bodies: tuple[int, ...], rigid: tuple[bool, ...], rank: Array) -> Array:
-    """The criterion `||V_s^T C_s,G^T N_s,G||_F` of a resultant (module docstring), with
-    `N_s` the last `nr - rank` left singular vectors of the equilibrated rigid rows
-    (`rank` their rank, as decided for the reactions). Rows not `rigid` (compliant) have
-    unique reactions and leave the test. Traceable."""
-    rigid_rows = np.flatnonzero(np.asarray(rigid, bool))
-    group = np.flatnonzero(np.isin(rigid_rows, rows))
-    if group.size == 0:
-        return jnp.zeros(())
+def resultant_criterion(model: Model, q: Array, t: Array, rows: Array, bodies: Array,
+                        rigid: tuple[bool, ...], rank: Array) -> Array:
+    """The criterion `||V_s^T C_s,G^T N_s,G||_F` of a resultant (module docstring): `rows
+    (nc,)` the group's rows and `bodies (nb,)` the bodies moved rigidly (masks, traced: one
+    program serves every group of a model), `N_s` the last `nr - rank` left singular
+    vectors of the equilibrated rigid rows (`rank` their rank, as decided for the
+    reactions). Rows not `rigid` (compliant) have unique reactions and leave the test.
+    Traceable."""
     model, q, t = jax.lax.stop_gradient((model, q, t))  # a decision has no derivative
+    kept = np.flatnonzero(np.asarray(rigid, bool))
     C = constraint_matrix(model, q, t)
     Cs, _, col = scaled(C, model.characteristic_lengths(), model.dim)
-    Cs = Cs[rigid_rows]
+    Cs, group = Cs[kept], jnp.asarray(rows, dtype=q.dtype)[kept][:, None]
     Vs = rigid_twists(model, q, bodies) / col[:, None]
     Vs = Vs / jnp.maximum(jnp.linalg.norm(Vs, axis=0), jnp.finfo(float).tiny)[None, :]
     U = jnp.linalg.svd(Cs, full_matrices=True)[0]
     N = U * (jnp.arange(U.shape[1]) >= rank)[None, :]
-    return jnp.linalg.norm((Cs[group] @ Vs).T @ N[group])
+    return jnp.linalg.norm(((group * Cs) @ Vs).T @ (group * N))
 
 
 @eqx.filter_jit
-def _criterion(model, q, t, rows, bodies, rigid, rank):
-    return resultant_criterion(model, q, t, rows, bodies, rigid, rank)
+def resultant_criteria(model: Model, q: Array, t: Array, rows: Array, bodies: Array,
+                       rigid: tuple[bool, ...], rank: Array) -> Array:
+    """`resultant_criterion` for a batch of states `q (B, nq)`, `t (B,)`, `rank (B,)`."""
+    return jax.vmap(lambda q, t, r: resultant_criterion(model, q, t, rows, bodies, rigid, r))(q, t, rank)
 
 
 def resultant_decision(model: Model, q, t, group, on, rank: int, ctol: float) -> tuple[bool, float, float]:
-    """Host-side: `(unique, criterion, margin)` of the resultant of `group` on `on` at `q`."""
+    """Host-side: `(unique, criterion, margin)` of the resultant of `group` on `on` at `q`
+    (one compiled program per model serves every group)."""
     rows, _, bodies = resultant_set(model, group, on)
-    crit = float(_criterion(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float), rows,
-                            bodies, (True,) * model.nc, jnp.asarray(rank)))
+    crit = float(resultant_criteria(model, jnp.asarray(q, dtype=float)[None],
+                                    jnp.asarray([t], dtype=float), jnp.asarray(rows), jnp.asarray(bodies),
+                                    (True,) * model.nc, jnp.asarray([rank]))[0])
     return crit <= ctol, crit, float(decades(jnp.asarray(crit), ctol))
