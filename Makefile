@@ -37,7 +37,7 @@ demo: $(VENV)/.installed
 	$(BIN)/jmbs demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --dist worksteal tests
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -26,7 +26,7 @@ from ._linalg import min_norm_solve, numerical_rank
 from ._model import Body, Model
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
-from ._solvability.equilibrate import equilibrate
+from ._solvability.equilibrate import characteristic_lengths, equilibrate
 from ._solvability.registry import DEFAULT_METHOD, resolve_method
 from ._solvability.resultant import resultant_criteria, resultant_set
 
@@ -265,7 +265,9 @@ class Reactions(eqx.Module):
         rows, _, bodies = resultant_set(model, group, on)
         batch = self.t.shape
         q, t, rank = (x.reshape((-1,) + x.shape[len(batch):]) for x in (self.q, self.t, self.rank))
-        crit = resultant_criteria(model, q, t, jnp.asarray(rows), jnp.asarray(bodies), self.rigid, rank)
+        C = jax.vmap(constraint_matrix, in_axes=(None, 0, 0))(model, q, t)
+        crit = resultant_criteria(C, q, characteristic_lengths(model), model.dim, jnp.asarray(rows),
+                                  jnp.asarray(bodies), self.rigid, rank)
         return jax.lax.stop_gradient((crit <= self.ctol).reshape(batch))
 
     def is_unique(self, name: str) -> Array:

@@ -13,6 +13,7 @@ matrices changes neither the rank nor which rows of a null-space basis of
 numerical ones independent of units.
 """
 
+import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
@@ -33,6 +34,9 @@ def _safe(x: Array) -> Array:
 def equilibrate(model: Model, C: Float[Array, "nc nv"]) -> Float[Array, "nc nv"]:
     """`D_r C D_c`, unit-free and balanced (see the module docstring)."""
     return scale(C, model.characteristic_lengths(), model.dim)
+
+
+characteristic_lengths = eqx.filter_jit(lambda model: model.characteristic_lengths())  # compiled once
 
 
 def scale(C: Float[Array, "nc nv"], L: Float[Array, " nb"], dim: int) -> Float[Array, "nc nv"]:

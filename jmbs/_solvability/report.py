@@ -15,7 +15,7 @@ from .._kinematics import nearby_configurations, rheonomic_conflict
 from .._model import Model
 from .analysis import element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
-from .equilibrate import scale
+from .equilibrate import characteristic_lengths, scale
 from .registry import DEFAULT_METHOD, resolve_method
 from .resultant import resultant_decision
 
@@ -61,8 +61,6 @@ def as_time(t, what: str = "t") -> float:
         raise ValueError(f"{what} must be finite; got {float(t)}")
     return float(t)
 
-
-characteristic_lengths = eqx.filter_jit(lambda model: model.characteristic_lengths())
 
 
 @eqx.filter_jit

@@ -18,7 +18,8 @@ the criterion `||V_s^T C_s,G^T N_s,G||_F` against the method's `ctol` is then fr
 units, like the elements' criteria.
 """
 
-import equinox as eqx
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,7 +30,7 @@ from .._bodies import NQ
 from .._model import GROUND, Body, Model
 from .._rotations import quat_to_rot
 from .base import decades
-from .equilibrate import scaled
+from .equilibrate import characteristic_lengths, scaled
 
 
 def resultant_set(model: Model, group, on) -> tuple[np.ndarray, tuple[int, ...], np.ndarray]:
@@ -67,13 +68,13 @@ def resultant_set(model: Model, group, on) -> tuple[np.ndarray, tuple[int, ...],
     return row_mask, tuple(elements), ~bodies if GROUND in on_names else bodies
 
 
-def rigid_twists(model: Model, q: Array, bodies: Array) -> Array:
+def rigid_twists(q: Array, bodies: Array, dim: int) -> Array:
     """`V (nv, nw)`: the generalized velocities of the bodies in the mask `bodies (nb,)`
-    moving as one rigid body with a unit twist about the origin (translations along x, y
-    (, z), then rotations about the axes), zero for the other bodies; `nw` 3 planar, 6
-    spatial."""
-    dim, nb = model.dim, model.n_bodies
-    qb = q.reshape(nb, NQ[dim])
+    (coordinates `q`) moving as one rigid body with a unit twist about the origin
+    (translations along x, y (, z), then rotations about the axes), zero for the other
+    bodies; `nw` 3 planar, 6 spatial."""
+    qb = q.reshape(-1, NQ[dim])
+    nb = qb.shape[0]
     if dim == 2:
         one, zero = jnp.ones(nb), jnp.zeros(nb)
         blocks = jnp.stack([jnp.stack([one, zero, -qb[:, 1]], -1), jnp.stack([zero, one, qb[:, 0]], -1),
@@ -87,41 +88,43 @@ def rigid_twists(model: Model, q: Array, bodies: Array) -> Array:
             return jnp.concatenate([top, bottom], axis=0)
 
         blocks = jax.vmap(block)(qb)  # (nb, 6, 6)
-    return (blocks * jnp.asarray(bodies, dtype=q.dtype)[:, None, None]).reshape(model.nv, -1)
+    return (blocks * jnp.asarray(bodies, dtype=q.dtype)[:, None, None]).reshape(nb * blocks.shape[1], -1)
 
 
-def resultant_criterion(model: Model, q: Array, t: Array, rows: Array, bodies: Array,
+def resultant_criterion(C: Array, q: Array, L: Array, dim: int, rows: Array, bodies: Array,
                         rigid: tuple[bool, ...], rank: Array) -> Array:
-    """The criterion `||V_s^T C_s,G^T N_s,G||_F` of a resultant (module docstring): `rows
+    """The criterion `||V_s^T C_s,G^T N_s,G||_F` of a resultant (module docstring), from
+    the constraint matrix `C` at `q` and the bodies' characteristic lengths `L`: `rows
     (nc,)` the group's rows and `bodies (nb,)` the bodies moved rigidly (masks, traced: one
     program serves every group of a model), `N_s` the last `nr - rank` left singular
     vectors of the equilibrated rigid rows (`rank` their rank, as decided for the
     reactions). Rows not `rigid` (compliant) have unique reactions and leave the test.
-    Traceable."""
-    model, q, t = jax.lax.stop_gradient((model, q, t))  # a decision has no derivative
+    Traceable; a decision, so without derivative."""
+    C, q, L = jax.lax.stop_gradient((C, q, L))
     kept = np.flatnonzero(np.asarray(rigid, bool))
-    C = constraint_matrix(model, q, t)
-    Cs, _, col = scaled(C, model.characteristic_lengths(), model.dim)
+    Cs, _, col = scaled(C, L, dim)
     Cs, group = Cs[kept], jnp.asarray(rows, dtype=q.dtype)[kept][:, None]
-    Vs = rigid_twists(model, q, bodies) / col[:, None]
+    Vs = rigid_twists(q, bodies, dim) / col[:, None]
     Vs = Vs / jnp.maximum(jnp.linalg.norm(Vs, axis=0), jnp.finfo(float).tiny)[None, :]
     U = jnp.linalg.svd(Cs, full_matrices=True)[0]
     N = U * (jnp.arange(U.shape[1]) >= rank)[None, :]
     return jnp.linalg.norm(((group * Cs) @ Vs).T @ (group * N))
 
 
-@eqx.filter_jit
-def resultant_criteria(model: Model, q: Array, t: Array, rows: Array, bodies: Array,
-                       rigid: tuple[bool, ...], rank: Array) -> Array:
-    """`resultant_criterion` for a batch of states `q (B, nq)`, `t (B,)`, `rank (B,)`."""
-    return jax.vmap(lambda q, t, r: resultant_criterion(model, q, t, rows, bodies, rigid, r))(q, t, rank)
+@functools.partial(jax.jit, static_argnums=(3, 6))
+def resultant_criteria(Cs: Array, qs: Array, L: Array, dim: int, rows: Array, bodies: Array,
+                       rigid: tuple[bool, ...], ranks: Array) -> Array:
+    """`resultant_criterion` for a batch `Cs (B, nc, nv)`, `qs (B, nq)`, `ranks (B,)` (a
+    small program of the matrices' sizes: `C` comes from its own compiled program)."""
+    return jax.vmap(lambda C, q, r: resultant_criterion(C, q, L, dim, rows, bodies, rigid, r))(Cs, qs, ranks)
 
 
 def resultant_decision(model: Model, q, t, group, on, rank: int, ctol: float) -> tuple[bool, float, float]:
-    """Host-side: `(unique, criterion, margin)` of the resultant of `group` on `on` at `q`
-    (one compiled program per model serves every group)."""
+    """Host-side: `(unique, criterion, margin)` of the resultant of `group` on `on` at `q`."""
     rows, _, bodies = resultant_set(model, group, on)
-    crit = float(resultant_criteria(model, jnp.asarray(q, dtype=float)[None],
-                                    jnp.asarray([t], dtype=float), jnp.asarray(rows), jnp.asarray(bodies),
-                                    (True,) * model.nc, jnp.asarray([rank]))[0])
+    q = jnp.asarray(q, dtype=float)
+    C = constraint_matrix(model, q, jnp.asarray(t, dtype=float))
+    crit = float(resultant_criteria(C[None], q[None], characteristic_lengths(model), model.dim,
+                                    jnp.asarray(rows), jnp.asarray(bodies), (True,) * model.nc,
+                                    jnp.asarray([rank]))[0])
     return crit <= ctol, crit, float(decades(jnp.asarray(crit), ctol))
