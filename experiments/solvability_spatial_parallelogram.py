@@ -100,10 +100,12 @@ def main(short: bool = False, out: Path | None = None) -> dict:
               format_table(["joint", "bodies", "paper", "jmbs", "margin", "match"], rows)]
     group = rep.is_unique_group(list(GROUND))
     wrench = resultant_ground_wrench_unique(model, Cs[0])
+    api = rep.resultant_margin(list(GROUND), "ground")
     lines += [f"is_unique_group({list(GROUND)}) = {group}: the group's generalized force acts on six "
               "different rods, so it is unique only if each of its joints is (A, C, E, G are not).",
               f"The resultant wrench of the ground joints on the ground is unique: max |W N| = "
-              f"{wrench:.1e}."]
+              f"{wrench:.1e} (by hand from the joint points); rep.is_unique_resultant = {api[0]} "
+              f"(criterion {api[1]:.1e})."]
 
     sw = {m: jmbs.solvability_sweep(model, Q, T, method=m, batch_size=BATCH, progress=False) for m in METHODS}
     sigs = {m: s.signature() for m, s in sw.items()}
@@ -126,6 +128,7 @@ def main(short: bool = False, out: Path | None = None) -> dict:
         "ground_matrix_rank_sweep": sweep_G, "rank": rep.rank, "redundancy": rep.redundancy,
         "unique": {el: rep.is_unique(el) for el in PAPER}, "matches": bool(all(match.values())),
         "ground_group_unique": group, "ground_resultant_criterion": wrench,
+        "ground_resultant_api": [bool(api[0]), api[1]],
         "methods_agree_reference": bool(agree_ref), "methods_agree_sweep": bool(agree),
         "sweep_ranks": ranks, "pattern_everywhere": bool(pattern), "n_sweep": n,
         "min_rank_margin": margin,

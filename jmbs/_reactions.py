@@ -23,7 +23,7 @@ from ._formulations.base import (
 from ._formulations.null_space import NullSpaceProjection
 from ._kinematics import check_state, warn_if_unassembled
 from ._linalg import min_norm_solve, numerical_rank
-from ._model import Body, Model
+from ._model import Model
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.equilibrate import characteristic_lengths, equilibrate
@@ -235,15 +235,12 @@ class Reactions(eqx.Module):
         it at each state (`SolvabilityReport.is_unique_resultant` at one configuration),
         and, like a single reaction, a non-unique resultant refuses to be differentiated
         unless `allow_nonunique=True`. `model` is the model the reactions belong to."""
-        _, elements, _ = resultant_set(model, group, on)
-        on_names = {b.name if isinstance(b, Body) else b
-                    for b in ([on] if isinstance(on, str | Body) else on)}
+        _, sides, _ = resultant_set(model, group, on)
         dim = model.dim
         P = jnp.zeros(dim) if about is None else jnp.asarray(about, dtype=float)
-        force, moment = jnp.zeros(self.forces.shape[:-2] + (dim,)), 0.0
-        for e in elements:
-            bi, bj = model.element(self.element_names[e]).bodies
-            sign = (bj in on_names) - (bi in on_names)  # the wrench on body j, or its opposite
+        force = jnp.zeros(self.forces.shape[:-2] + (dim,))
+        moment = jnp.zeros(self.torques.shape[:-2] + (() if dim == 2 else (3,)))
+        for e, sign in sides.items():
             if sign == 0:
                 continue  # internal to `on`
             F, M, p = self.forces[..., e, :], self.torques[..., e, :], self.points[..., e, :]
@@ -256,8 +253,7 @@ class Reactions(eqx.Module):
         if allow_nonunique:
             return force, moment
         unique = self.is_unique_resultant(model, group, on)
-        name = f"resultant of {list(group) if not isinstance(group, str) else [group]} on {sorted(on_names)}"
-        message = _NON_UNIQUE.format(name=name)
+        message = _NON_UNIQUE.format(name=f"resultant of {group!r} on {on!r}")
         return _unique_only(force, unique, message), _unique_only(moment, unique, message)
 
     def is_unique_resultant(self, model: Model, group, on) -> Array:

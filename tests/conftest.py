@@ -16,16 +16,31 @@ if _cache:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 
+# Release the compiled programs when a worker holds this many memory mappings (the
+# kernel's limit, vm.max_map_count, is 65530 here).
+MAPPINGS_LIMIT = 30_000
+
+
+def _mappings() -> int:
+    try:
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:  # not Linux: release after every module
+        return MAPPINGS_LIMIT
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Release the compiled programs after each test module.
+    """Release the compiled programs after a test module when they hold too much.
 
     Every XLA:CPU executable keeps its own memory mappings while it is cached, and a
     worker that keeps every module's programs passes the kernel's limit on mappings
     per process (vm.max_map_count, 65530 here: about 32 000 after a third of the
     suite) and dies in XLA with a segmentation fault, in whichever compilation or
-    cache read comes next. Programs a later module needs again come back from the
-    persistent cache above.
+    cache read comes next. Below `MAPPINGS_LIMIT` the programs stay, so that later
+    modules reuse them instead of tracing and compiling them again; above it they are
+    released (they come back from the persistent cache above).
     """
     yield
-    jax.clear_caches()
+    if _mappings() >= MAPPINGS_LIMIT:
+        jax.clear_caches()

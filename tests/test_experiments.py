@@ -75,6 +75,7 @@ def test_solvability_spatial_parallelogram(tmp_path):
     assert res["matches"] and res["pattern_everywhere"] and res["sweep_ranks"] == [44]
     assert res["methods_agree_reference"] and res["methods_agree_sweep"]
     assert not res["ground_group_unique"] and res["ground_resultant_criterion"] < 1e-12
+    assert res["ground_resultant_api"][0] and res["ground_resultant_api"][1] < 1e-12
 
 
 def test_solvability_parallelogram_bricard(tmp_path):

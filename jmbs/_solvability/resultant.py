@@ -33,11 +33,13 @@ from .base import decades
 from .equilibrate import characteristic_lengths, scaled
 
 
-def resultant_set(model: Model, group, on) -> tuple[np.ndarray, tuple[int, ...], np.ndarray]:
-    """Host-side check of a resultant's group and bodies: `(rows, elements, bodies)`, the
-    group's rows of `C` (a mask `(nc,)`), its element indices, and the moving bodies whose
-    rigid motion measures the resultant (a mask `(nb,)`: `on` itself, or every other body
-    when `on` holds the ground), with a `ValueError` naming what is wrong."""
+def resultant_set(model: Model, group, on) -> tuple[np.ndarray, dict[int, int], np.ndarray]:
+    """Host-side check of a resultant's group and bodies: `(rows, sides, bodies)`, the
+    group's rows of `C` (a mask `(nc,)`), `{element index: +1 | -1 | 0}` (the resultant
+    takes the element's wrench on its body j, its opposite, or nothing when both its
+    bodies are in `on`), and the moving bodies whose rigid motion measures the resultant
+    (a mask `(nb,)`: `on` itself, or every other body when `on` holds the ground), with a
+    `ValueError` naming what is wrong."""
     names = [group] if isinstance(group, str) else list(group)
     if not names:
         raise ValueError("a resultant needs at least one element; got an empty group")
@@ -50,7 +52,7 @@ def resultant_set(model: Model, group, on) -> tuple[np.ndarray, tuple[int, ...],
         if name != GROUND:
             model.body_index(name)  # raises for an unknown body, listing the known ones
         on_names.add(name)
-    rows, elements = [], []
+    rows, sides = [], {}
     for name in names:
         info = model.element(name)  # raises for an unknown element
         if info.kind in ("holonomic", "pfaffian"):
@@ -61,11 +63,12 @@ def resultant_set(model: Model, group, on) -> tuple[np.ndarray, tuple[int, ...],
                              f"is in on={sorted(on_names)}: it applies nothing to them")
         a, b = info.rows
         rows += range(a, b)
-        elements.append(model.element_names.index(name))
+        body_i, body_j = info.bodies
+        sides[model.element_names.index(name)] = (body_j in on_names) - (body_i in on_names)
     bodies = np.isin(model.body_names, sorted(on_names))
     row_mask = np.zeros(model.nc, bool)
     row_mask[rows] = True
-    return row_mask, tuple(elements), ~bodies if GROUND in on_names else bodies
+    return row_mask, sides, ~bodies if GROUND in on_names else bodies
 
 
 def rigid_twists(q: Array, bodies: Array, dim: int) -> Array:
