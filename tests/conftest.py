@@ -18,7 +18,7 @@ if _cache:
 
 # Release the compiled programs when a worker holds this many memory mappings (the
 # kernel's limit, vm.max_map_count, is 65530 here).
-MAPPINGS_LIMIT = 30_000
+MAPPINGS_LIMIT = 40_000
 
 
 def _mappings() -> int:
