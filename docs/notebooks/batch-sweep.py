@@ -292,15 +292,7 @@ plt.show()
 # redundant).
 
 # %%
-b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -G))
-cranks = [b.add_body(f"crank{k}", mass=1.0, inertia=1 / 12, position=(k, 0.5), angle=np.pi / 2)
-          for k in range(3)]
-coupler = b.add_body("coupler", mass=2.0, inertia=2 / 3, position=(1.0, 1.0))
-for k, crank in enumerate(cranks):
-    b.add_revolute(f"O{k}", b.ground, crank, point=(k, 0.0))
-    b.add_revolute(f"B{k}", crank, coupler, point=(k, 1.0))
-b.add_driver("drive", joint="O0", motion=lambda t: t)
-driven = b.build()
+driven = jmbs.examples.parallelogram(motion=lambda t: t)  # a driver "drive" on O0
 rank = jmbs.solvability(driven).rank
 print(f"driven parallelogram: nc = {driven.nc}, rank {rank}")
 

@@ -72,16 +72,9 @@ print(f"jmbs {jmbs.__version__}, optax {optax.__version__}, short mode: {SHORT}"
 # %%
 A, OMEGA, T, C_MASS = 1.0, np.pi / 2, 4.0, 10.0
 
-b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -G))
-cranks = [b.add_body(f"crank{k}", mass=1.0, inertia=1 / 12, position=(k, 0.5), angle=np.pi / 2)
-          for k in range(3)]
-coupler = b.add_body("coupler", mass=2.0, inertia=2 / 3, position=(1.0, 1.0))
-for k, crank in enumerate(cranks):
-    b.add_revolute(f"O{k}", b.ground, crank, point=(k, 0.0))
-    b.add_revolute(f"B{k}", crank, coupler, point=(k, 1.0))
-b.add_driver("drive", joint="O0", motion=lambda t, p: p["amp"] * jnp.sin(p["omega"] * t),
-             params={"amp": A, "omega": OMEGA})
-model = b.build()
+# the parallelogram of the first notebook, crank 0 driven at O0 by a design-parameter motion
+model = jmbs.examples.parallelogram(motion=lambda t, p: p["amp"] * jnp.sin(p["omega"] * t),
+                                    params={"amp": A, "omega": OMEGA})
 print(jmbs.solvability(model))
 
 # %% [markdown]

@@ -15,14 +15,15 @@ from .base import AbstractForce, LoadInputs, joint_coordinate, joint_group_key, 
 class AbstractJointSpringDamper(AbstractForce):
     """A generalized force `-(stiffness (c - rest) + damping c')` on body j along the
     joint coordinate `c` (its opposite on body i), `c` measured from the reference
-    configuration (spatial angles: in (-pi, pi])."""
+    configuration (spatial angles: in (-pi, pi]). A member names its `kind` and the
+    builder argument of its `rest` value (`rest_key`)."""
 
-    names: eqx.AbstractVar[tuple[str, ...]]
-    bodies: eqx.AbstractVar[tuple[tuple[int, ...], ...]]
-    joint: eqx.AbstractVar[eqx.Module]  # measures the coordinate (a driver group, zero motion)
-    stiffness: eqx.AbstractVar[Array]
-    damping: eqx.AbstractVar[Array]
-    rest: eqx.AbstractVar[Array]
+    names: tuple[str, ...] = eqx.field(static=True)
+    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    joint: eqx.Module  # measures the coordinate (a driver group with a zero motion)
+    stiffness: Array
+    damping: Array
+    rest: Array
     rest_key: ClassVar[str]
 
     group_key = classmethod(joint_group_key)
@@ -50,12 +51,6 @@ class AbstractJointSpringDamper(AbstractForce):
 class RotationalSpringDamper(AbstractJointSpringDamper):
     """A torque `-(stiffness (theta - rest_angle) + damping theta')` about the joint axis."""
 
-    names: tuple[str, ...] = eqx.field(static=True)
-    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
-    joint: eqx.Module
-    stiffness: Array
-    damping: Array
-    rest: Array
     kind: ClassVar[str] = "rotational_spring_damper"
     rest_key: ClassVar[str] = "rest_angle"
 
@@ -63,11 +58,5 @@ class RotationalSpringDamper(AbstractJointSpringDamper):
 class SlideSpringDamper(AbstractJointSpringDamper):
     """A force `-(stiffness (s - rest_slide) + damping s')` along the joint's slide."""
 
-    names: tuple[str, ...] = eqx.field(static=True)
-    bodies: tuple[tuple[int, ...], ...] = eqx.field(static=True)
-    joint: eqx.Module
-    stiffness: Array
-    damping: Array
-    rest: Array
     kind: ClassVar[str] = "slide_spring_damper"
     rest_key: ClassVar[str] = "rest_slide"

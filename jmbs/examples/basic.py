@@ -124,15 +124,19 @@ def n_four_bar(n: int = 40) -> Model:
     return b.build()
 
 
-def parallelogram() -> Model:
+def parallelogram(motion=None, params=None) -> Model:
     """Planar parallelogram with a third crank (p = 1): three vertical 1 m cranks
-    pinned at x = 0, 1, 2 and one 2 m coupler pinned to all three tops."""
+    pinned at x = 0, 1, 2 and one 2 m coupler pinned to all three tops. With `motion`
+    (and its `params`, as for `ModelBuilder.add_driver`), a driver `"drive"` turns
+    crank 0 about its ground pin `O0`."""
     b = ModelBuilder(dim=2, gravity=(0.0, -G))
     cranks = [planar_rod(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
     coupler = planar_rod(b, "coupler", (0, 1), (2, 1), mass=2.0)
     for k, c in enumerate(cranks):
         b.add_revolute(f"O{k}", b.ground, c, point=(k, 0.0))
         b.add_revolute(f"B{k}", c, coupler, point=(k, 1.0))
+    if motion is not None:
+        b.add_driver("drive", joint="O0", motion=motion, params=params)
     return b.build()
 
 

@@ -22,7 +22,6 @@ Everything else (contacts, tendons, limits, armature, friction loss, sensors, ..
 listed in one `MJCFWarning`, never dropped silently.
 """
 
-import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +29,11 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
+from .._bodies import point, rotate
 from .._expression import Expression
 from .._model import GROUND, Model
 from .._model.builder import ModelBuilder, check_closed
-from .._rotations import quat_multiply
+from .._rotations import quat_multiply, quat_to_rot, rot_to_quat
 
 __all__ = ["MJCFWarning", "from_mjcf", "mjcf_state"]
 
@@ -160,7 +160,7 @@ def mjcf_state(model: Model, mj_model, mj_data) -> tuple[np.ndarray, np.ndarray]
         world, local = np.zeros(6), np.zeros(6)
         mujoco.mj_objectVelocity(mj_model, mj_data, mujoco.mjtObj.mjOBJ_BODY, i, world, 0)
         mujoco.mj_objectVelocity(mj_model, mj_data, mujoco.mjtObj.mjOBJ_BODY, i, local, 1)
-        q += [np.array(mj_data.xipos[i]), _rot_to_quat(R)]
+        q += [np.array(mj_data.xipos[i]), np.asarray(rot_to_quat(jnp.asarray(R)))]
         v += [world[3:], local[:3]]
     return np.concatenate(q), np.concatenate(v)
 
@@ -358,10 +358,7 @@ def _default_relpose(mj, data, e: int) -> bool:
     b1 = int(mj.eq_obj1id[e])
     R1 = np.array(data.xmat[b1]).reshape(3, 3)
     R2 = np.array(data.xmat[int(mj.eq_obj2id[e])]).reshape(3, 3)
-    w, x, y, z = np.array(mj.eq_data[e, 6:10]) / np.linalg.norm(mj.eq_data[e, 6:10])
-    Rrel = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    Rrel = np.asarray(quat_to_rot(jnp.asarray(mj.eq_data[e, 6:10] / np.linalg.norm(mj.eq_data[e, 6:10]))))
     anchor = _anchor(mj, data, e, 2)[1]
     offset = R1.T @ (anchor - np.array(data.xpos[b1]))
     return bool(np.allclose(R1 @ Rrel, R2, atol=1e-8)
@@ -418,9 +415,7 @@ class _Measure:
         if self.angle:
             d = quat_multiply(quat_multiply(_conj(pi), pj), _conj(jnp.asarray(self.p_rel0)))
             return 2 * jnp.arctan2(d[1:] @ self.axis, d[0])
-        xi = qi[:3] + _rotate(pi, self.point_i)
-        xj = qj[:3] + _rotate(pj, self.point_j)
-        return _rotate(pi, self.axis) @ (xj - xi)
+        return rotate(qi, self.axis) @ (point(qj, self.point_j) - point(qi, self.point_i))
 
 
 def _measure(data, out: _Mapping, j: int) -> _Measure:
@@ -428,30 +423,11 @@ def _measure(data, out: _Mapping, j: int) -> _Measure:
     (ri, Ri), (rj, Rj) = ((np.zeros(3), np.eye(3)) if b == GROUND else out.pose[b] for b in (bi, bj))
     x = np.array(data.xanchor[j])
     return _Measure((bi, bj), coordinate == "angle", Ri.T @ np.array(data.xaxis[j]), Ri.T @ (x - ri),
-                    Rj.T @ (x - rj), _rot_to_quat(Ri.T @ Rj))
+                    Rj.T @ (x - rj), np.asarray(rot_to_quat(jnp.asarray(Ri.T @ Rj))))
 
 
 def _conj(p):
     return p * jnp.array([1.0, -1.0, -1.0, -1.0])
-
-
-def _rotate(p, x):
-    w, v = p[0], p[1:]
-    return x + 2 * jnp.cross(v, jnp.cross(v, x) + w * x)
-
-
-def _rot_to_quat(R: np.ndarray) -> np.ndarray:
-    w = math.sqrt(max(0.0, 1 + np.trace(R))) / 2
-    if w > 1e-6:
-        return np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w),
-                         (R[1, 0] - R[0, 1]) / (4 * w)])
-    k = int(np.argmax(np.diag(R)))
-    i, j = (k + 1) % 3, (k + 2) % 3
-    s = math.sqrt(max(0.0, 1 + R[k, k] - R[i, i] - R[j, j])) * 2
-    q = np.zeros(4)
-    q[0], q[1 + k] = (R[j, i] - R[i, j]) / s, s / 4
-    q[1 + i], q[1 + j] = (R[i, k] + R[k, i]) / s, (R[j, k] + R[k, j]) / s
-    return q
 
 
 # ----- force elements -----
