@@ -138,11 +138,7 @@ def gripper_forces(impedances, settle: float) -> dict:
         for _ in range(round(settle / mj.opt.timestep)):
             mujoco.mj_step(mj, data)
         mujoco.mj_forward(mj, data)
-        theirs = {}
-        for name in ("left_C2", "left_C3"):
-            rows = np.flatnonzero((data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-                                  & (data.efc_id[:data.nefc] == equalities.index(name)))
-            theirs[name] = (-np.asarray(data.efc_force[rows])).tolist()  # on body2, as jmbs
+        theirs = {name: jmbs.mjcf_equality_force(mj, data, name).tolist() for name in ("left_C2", "left_C3")}
         runs.append({"d": d, "mujoco": theirs,
                      "servo_torque": float(data.actuator_force[actuators.index("left_servo")]),
                      "rest_speed": float(np.max(np.abs(data.qvel))),

@@ -96,6 +96,7 @@ from .io import load as load
 from .io import save as save
 from .io.mjcf import MJCFWarning as MJCFWarning
 from .io.mjcf import from_mjcf as from_mjcf
+from .io.mjcf import mjcf_equality_force as mjcf_equality_force
 from .io.mjcf import mjcf_state as mjcf_state
 
 try:

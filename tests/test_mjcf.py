@@ -322,9 +322,7 @@ def test_redundant_forces_depend_on_mujocos_regularisation_unique_ones_do_not():
         for _ in range(10000):
             mujoco.mj_step(mj, data)
         mujoco.mj_forward(mj, data)
-        rows = np.flatnonzero((data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-                              & (data.efc_id[:data.nefc] == eqs.index("left_C2")))
-        force = -data.efc_force[rows]
+        force = jmbs.mjcf_equality_force(mj, data, "left_C2")
         assert force[2] == pytest.approx(c2z, abs=1e-6)
         assert data.actuator_force[0] == pytest.approx(torque, abs=1e-6)
         axial.append(force[0])

@@ -197,10 +197,8 @@ for d in impedances:
     for _ in range(round((1.0 if SHORT else 2.0) / mj.opt.timestep)):
         mujoco.mj_step(mj, data)
     mujoco.mj_forward(mj, data)
-    for name in forces:
-        rows = np.flatnonzero((data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-                              & (data.efc_id[:data.nefc] == names.index(name)))
-        forces[name].append(-data.efc_force[rows])  # on the link (body2), as jmbs reports
+    for name in forces:  # MuJoCo's force on the link (body2), as jmbs reports reactions
+        forces[name].append(jmbs.mjcf_equality_force(mj, data, name))
     torques.append(data.actuator_force[0])
 forces = {k: np.array(v) for k, v in forces.items()}
 for k, d in enumerate(impedances):

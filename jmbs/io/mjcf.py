@@ -35,7 +35,7 @@ from .._model import GROUND, Model
 from .._model.builder import ModelBuilder, check_closed
 from .._rotations import quat_multiply, quat_to_rot, rot_to_quat
 
-__all__ = ["MJCFWarning", "from_mjcf", "mjcf_state"]
+__all__ = ["MJCFWarning", "from_mjcf", "mjcf_equality_force", "mjcf_state"]
 
 # MuJoCo's enums, by value (mjtJoint, mjtEq, mjtTrn, mjtGain, mjtBias, mjtObj)
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
@@ -163,6 +163,22 @@ def mjcf_state(model: Model, mj_model, mj_data) -> tuple[np.ndarray, np.ndarray]
         q += [np.array(mj_data.xipos[i]), np.asarray(rot_to_quat(jnp.asarray(R)))]
         v += [world[3:], local[:3]]
     return np.concatenate(q), np.concatenate(v)
+
+
+def mjcf_equality_force(mj_model, mj_data, name: str) -> np.ndarray:
+    """MuJoCo's constraint force of the equality `name` at `mj_data` (after `mj_forward`
+    or a step), as jmbs reports a reaction: on body2, global frame (a `connect`: the
+    force `(3,)`; a `weld`: force then torque `(6,)`). For comparing MuJoCo's forces with
+    jmbs's reactions (`from_mjcf` names the element after the equality)."""
+    import mujoco
+
+    e = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_EQUALITY, name)
+    if e < 0:
+        raise ValueError(f"the MuJoCo model has no equality {name!r}")
+    n = mj_data.nefc
+    rows = np.flatnonzero((mj_data.efc_type[:n] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+                          & (mj_data.efc_id[:n] == e))
+    return -np.asarray(mj_data.efc_force[rows])
 
 
 # ----------------------------------------------------------------------------------
