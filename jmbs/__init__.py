@@ -66,8 +66,10 @@ from ._simulate import simulate as simulate
 from ._solvability.analysis import component_names as component_names
 from ._solvability.analysis import element_sets as element_sets
 from ._solvability.analysis import solvability_decisions as solvability_decisions
+from ._solvability.assembly_tree import AssemblyStep as AssemblyStep
 from ._solvability.base import AbstractSolvabilityMethod as AbstractSolvabilityMethod
 from ._solvability.base import Decisions as Decisions
+from ._solvability.dca import DCA as DCA
 from ._solvability.equilibrate import equilibrate as equilibrate
 from ._solvability.kinetostatic import Kinetostatic as Kinetostatic
 from ._solvability.nullspace import NullSpace as NullSpace
@@ -75,6 +77,7 @@ from ._solvability.qr import QR as QR
 from ._solvability.rank import RankComparison as RankComparison
 from ._solvability.registry import METHODS as SOLVABILITY_METHODS  # noqa: F401 (public name)
 from ._solvability.report import SolvabilityReport as SolvabilityReport
+from ._solvability.report import dca_assembly as dca_assembly
 from ._solvability.report import solvability as solvability
 from ._solvability.svd import SVD as SVD
 from ._solvability.sweep import DriverPath as DriverPath

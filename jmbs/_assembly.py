@@ -116,21 +116,43 @@ def _group_blocks(g, qs: Array, t: Array) -> Array:
     return jnp.moveaxis(cols, 0, -1).reshape(n, -1, k, nvb)
 
 
-def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
-    """Assemble `C` from per-instance blocks `(n, m, k, nv_b)` with one static scatter
-    per group. The ground's columns point past the last body and are dropped."""
-    nvb = NV[model.dim]
+def block_layout(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side: the row of `C` and the body (`n_bodies` for the ground) of every
+    block row that `constraint_blocks` returns, `(P,)` each, in its order."""
     rows = np.arange(model.nc)
     if model.row_order is not None:
         rows = np.argsort(np.asarray(model.row_order))  # stacked row -> element row
-    C, start = jnp.zeros((model.nc, model.nv)), 0
-    for g, blk in zip(model.groups, blocks):
-        n, m = blk.shape[:2]
-        r = rows[start:start + n * m].reshape(n, m)[:, :, None, None]
-        cols = (np.asarray(g.bodies)[:, :, None] * nvb + np.arange(nvb))[:, None]
-        C = C.at[r, cols].set(blk, unique_indices=True, mode="drop")
-        start += n * m
-    return C
+    out_rows, out_bodies, start = [np.zeros(0, int)], [np.zeros(0, int)], 0
+    for g in model.groups:
+        bodies = np.asarray(g.bodies)
+        n, k = bodies.shape
+        r = rows[start:start + n * g.n_rows].reshape(n, g.n_rows)
+        out_rows.append(np.broadcast_to(r[:, :, None], (n, g.n_rows, k)).ravel())
+        out_bodies.append(np.broadcast_to(bodies[:, None, :], (n, g.n_rows, k)).ravel())
+        start += n * g.n_rows
+    return np.concatenate(out_rows), np.concatenate(out_bodies)
+
+
+def constraint_blocks(model: Model, q: Array, t) -> Array:
+    """`C` as its nonzero blocks: `(P, nv_b)`, block row `p` being row `block_layout[0][p]`
+    of `C` restricted to the columns of body `block_layout[1][p]` (the ground's are
+    included, and ignored by `C`). Traced code: no dense matrix is formed."""
+    t = jnp.asarray(t, dtype=float)
+    nvb = NV[model.dim]
+    blocks = [_group_blocks(g, _group_inputs(model, g, q, None)[0], t).reshape(-1, nvb)
+              for g in model.groups]
+    return jnp.concatenate(blocks) if blocks else jnp.zeros((0, nvb))
+
+
+def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
+    """Assemble `C` from per-instance blocks `(n, m, k, nv_b)` with one static scatter.
+    The ground's columns point past the last body and are dropped."""
+    nvb = NV[model.dim]
+    rows, bodies = block_layout(model)
+    vals = jnp.concatenate([b.reshape(-1, nvb) for b in blocks]) if blocks else jnp.zeros((0, nvb))
+    cols = bodies[:, None] * nvb + np.arange(nvb)
+    return jnp.zeros((model.nc, model.nv)).at[rows[:, None], cols].set(
+        vals, unique_indices=True, mode="drop")
 
 
 @_jitted

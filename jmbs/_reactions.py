@@ -327,7 +327,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     an unprepared one whose rank cannot be decided from traced values.
     """
     formulation = NullSpaceProjection() if formulation is None else formulation
-    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness)
+    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness, model)
     q = check_state("jmbs.reactions", "q", q, model.nq, "coordinate")
     v = check_state("jmbs.reactions", "v", v, model.nv, "velocity coordinate")
     check_finite("jmbs.reactions", "t", t, "pass a finite time")
@@ -382,7 +382,7 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     **Raises:** `ValueError` for `q` of the wrong shape or not finite, or a traced
     `q` or model without `rank`.
     """
-    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness)
+    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness, model)
     q = check_state("jmbs.statics", "q", q, model.nq, "coordinate")
     check_finite("jmbs.statics", "t", t, "pass a finite time")
     t = jnp.asarray(t, dtype=float)

@@ -117,7 +117,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     if not isinstance(stabilization, AbstractStabilization):
         raise ValueError(f"stabilization must be None, jmbs.Baumgarte(...), jmbs.Projection() or "
                          f"another jmbs.AbstractStabilization; got {stabilization!r}")
-    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness)
+    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness, model)
     solver = diffrax.Tsit5() if solver is None else solver
     for name, x, kind, what in (
             ("solver", solver, diffrax.AbstractSolver, "solver (e.g. diffrax.Tsit5())"),

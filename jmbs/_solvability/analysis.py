@@ -3,27 +3,11 @@ for use inside your own transformed code. `jmbs.solvability` and the sweeps are
 their host-side front ends."""
 
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import ArrayLike, Bool
 
 from .._model import Model
-from .base import AbstractSolvabilityMethod, Decisions
-from .equilibrate import equilibrate
+from .base import AbstractSolvabilityMethod, Decisions, element_sets  # noqa: F401 (public here)
 from .registry import DEFAULT_METHOD, resolve_method
-
-
-def element_sets(model: Model) -> np.ndarray:
-    """Row masks of the elements: `(n_elements, nc)` bool, row `k` true on the rows of
-    `C` (and of the multipliers) that belong to `model.element_names[k]`.
-
-    The studied sets of `jmbs.solvability_decisions` by default; stack your own masks
-    (e.g. `element_sets(model)[[i, j]].any(axis=0)` for the resultant of two
-    elements) to study groups.
-    """
-    sets = np.zeros((len(model.element_specs), model.nc), bool)
-    for k, (a, b) in enumerate(model.element_rows):
-        sets[k, a:b] = True
-    return sets
 
 
 def component_names(model: Model) -> list[str]:
@@ -47,7 +31,7 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
     - `q`: configuration `(nq,)`; it should satisfy the constraints.
     - `t`: time (drivers).
     - `method`: a name (`"nullspace"`, `"qr"`, `"svd"`, `"rank"`,
-      `"kinetostatic"`) or a method instance such as `jmbs.QR(rtol=1e-6)`; static.
+      `"kinetostatic"`, `"dca"`) or a method instance such as `jmbs.QR(rtol=1e-6)`; static.
     - `sets`: studied row masks `(s, nc)`; default `jmbs.element_sets(model)`,
       one per element.
 
@@ -56,7 +40,4 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
 
     **Raises:** `ValueError` for an unknown method name.
     """
-    m = resolve_method(method)
-    sets = element_sets(model) if sets is None else sets
-    return m.decide(equilibrate(model, m.matrix(model, jnp.asarray(q), jnp.asarray(t))),
-                    jnp.asarray(sets))
+    return resolve_method(method, model).evaluate(model, jnp.asarray(q), jnp.asarray(t), sets)

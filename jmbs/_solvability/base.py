@@ -13,12 +13,14 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._assembly import constraint_matrix
 from .._formulations.base import check_positive
 from .._linalg import TINY, rank_from_singular_values
 from .._model import Model
+from .equilibrate import equilibrate
 
 # Decimal digits between a value and its tolerance below which a decision is
 # reported as marginal (close to a singular configuration).
@@ -64,6 +66,8 @@ class AbstractSolvabilityMethod(eqx.Module):
     rtol: eqx.AbstractVar[float]
     ctol: eqx.AbstractVar[float]
     name: ClassVar[str]
+    # Decides from the model's structure (`evaluate`) rather than from a dense matrix.
+    structural: ClassVar[bool] = False
 
     def __check_init__(self):
         # A zero, negative or NaN tolerance decides every rank or criterion the same way.
@@ -74,9 +78,35 @@ class AbstractSolvabilityMethod(eqx.Module):
         """The matrix whose transpose maps the unknowns to generalized forces."""
         return constraint_matrix(model, q, t)
 
+    def bind(self, model: Model) -> "AbstractSolvabilityMethod":
+        """The method ready for `model` (a method that plans from the model's structure
+        returns a copy holding the plan; the others return themselves)."""
+        return self
+
+    def evaluate(self, model: Model, q: Array, t: Array, sets: Bool[Array, "s nc"] | None = None
+                 ) -> Decisions:
+        """Traced: the decisions at `(q, t)` for the studied sets (default: one per element),
+        from the method's matrix, equilibrated."""
+        sets = element_sets(model) if sets is None else sets
+        return self.decide(equilibrate(model, self.matrix(model, q, t)), jnp.asarray(sets))
+
     @abc.abstractmethod
     def decide(self, C: Float[Array, "nc nv"], sets: Bool[Array, "s nc"]) -> Decisions:
         """Decisions for the equilibrated matrix `C` and the studied sets."""
+
+
+def element_sets(model: Model) -> np.ndarray:
+    """Row masks of the elements: `(n_elements, nc)` bool, row `k` true on the rows of
+    `C` (and of the multipliers) that belong to `model.element_names[k]`.
+
+    The studied sets of `jmbs.solvability_decisions` by default; stack your own masks
+    (e.g. `element_sets(model)[[i, j]].any(axis=0)` for the resultant of two
+    elements) to study groups.
+    """
+    sets = np.zeros((len(model.element_specs), model.nc), bool)
+    for k, (a, b) in enumerate(model.element_rows):
+        sets[k, a:b] = True
+    return sets
 
 
 def decades(value: Array, tol: float) -> Array:

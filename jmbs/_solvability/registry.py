@@ -1,7 +1,9 @@
 """The solvability methods by name: the one list that `jmbs.solvability`, the sweeps
 and the command line read."""
 
+from .._model import Model
 from .base import AbstractSolvabilityMethod
+from .dca import DCA
 from .kinetostatic import Kinetostatic
 from .nullspace import NullSpace
 from .qr import QR
@@ -9,18 +11,20 @@ from .rank import RankComparison
 from .svd import SVD
 
 METHODS: dict[str, type[AbstractSolvabilityMethod]] = {
-    m.name: m for m in (NullSpace, QR, SVD, RankComparison, Kinetostatic)}
+    m.name: m for m in (NullSpace, QR, SVD, RankComparison, Kinetostatic, DCA)}
 DEFAULT_METHOD = "nullspace"
 
 
-def resolve_method(method: "str | AbstractSolvabilityMethod") -> AbstractSolvabilityMethod:
-    """A method instance from a name in `METHODS` or an instance (returned as is).
+def resolve_method(method: "str | AbstractSolvabilityMethod", model: Model | None = None
+                   ) -> AbstractSolvabilityMethod:
+    """A method instance from a name in `METHODS` or an instance, bound to `model` when
+    given (`AbstractSolvabilityMethod.bind`).
 
     **Raises:** `ValueError` for an unknown name, listing the known ones.
     """
     if isinstance(method, AbstractSolvabilityMethod):
-        return method
+        return method if model is None else method.bind(model)
     if method not in METHODS:
         raise ValueError(f"unknown solvability method {method!r}; choose one of "
                          f"{', '.join(METHODS)} or pass a method instance such as jmbs.QR(rtol=1e-6)")
-    return METHODS[method]()
+    return METHODS[method]() if model is None else METHODS[method]().bind(model)

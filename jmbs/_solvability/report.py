@@ -14,7 +14,9 @@ from .._display import html_table
 from .._kinematics import nearby_configurations, rheonomic_conflict
 from .._model import Model
 from .analysis import element_sets
+from .assembly_tree import AssemblyStep, assembly_steps
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
+from .dca import DCA
 from .equilibrate import characteristic_lengths, scale
 from .registry import DEFAULT_METHOD, resolve_method
 from .resultant import resultant_decision
@@ -72,10 +74,21 @@ def decisions_from_matrix(method: AbstractSolvabilityMethod, C: Array, L: Array,
     return method.decide(scale(C, L, dim), sets)
 
 
+@eqx.filter_jit
+def evaluated(method: AbstractSolvabilityMethod, model: Model, q, t, sets) -> Decisions:
+    """Jitted `method.evaluate` (methods that work on the model's structure)."""
+    return method.evaluate(model, q, t, sets)
+
+
 def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
-                 sets: np.ndarray) -> Decisions:
-    """Host-side: the decisions at one configuration, as NumPy arrays."""
-    C = method.matrix(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float))
+                 sets: np.ndarray | None = None) -> Decisions:
+    """Host-side: the decisions at one configuration (for `sets`, default one per
+    element), as NumPy arrays. `method` is bound to `model`."""
+    q, t = jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float)
+    if method.structural:
+        return jax.device_get(evaluated(method, model, q, t, sets))
+    sets = element_sets(model) if sets is None else sets
+    C = method.matrix(model, q, t)
     return jax.device_get(decisions_from_matrix(method, C, characteristic_lengths(model), model.dim, sets))
 
 
@@ -88,8 +101,7 @@ def generic_rank(model: Model, method: AbstractSolvabilityMethod, q, t: float, r
 
     The rank margin cannot tell a singular configuration from a redundant mechanism
     (a configuration can be exactly singular with a large margin); this can."""
-    sets = element_sets(model)  # the report's own sets: its compiled program is reused
-    near = [int(decisions_at(model, method, x, t, sets).rank)
+    near = [int(decisions_at(model, method, x, t).rank)  # the report's own program
             for x in nearby_configurations(model, q, t)]
     return max([int(rank), *near])
 
@@ -105,8 +117,10 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
       about the mechanism at `q`.
     - `t`: time (drivers).
     - `method`: `"nullspace"` (default), `"qr"`, `"svd"`, `"rank"`,
-      `"kinetostatic"`, or a method instance (e.g. `jmbs.QR(rtol=1e-6)`).
-      All agree away from singular configurations.
+      `"kinetostatic"`, `"dca"` (divide and conquer: cost that grows with the
+      assembly tree, for large mechanisms), or a method instance (e.g.
+      `jmbs.QR(rtol=1e-6)`, `jmbs.DCA(tree=...)`). All agree away from singular
+      configurations.
 
     **Returns:** a `SolvabilityReport` (prints as a table; its `repr` is one line).
     `jmbs.solvability_decisions` is the same analysis as a traceable function.
@@ -114,7 +128,6 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
     **Raises:** `ValueError` for an unknown method, a `q` of the wrong shape (a
     batch included) or with NaN, or a `t` that is not one finite number.
     """
-    m = resolve_method(method)
     if model.nc == 0:
         raise ValueError("the model has no constraints, so it has no reactions to analyse")
     q_given = q is not None
@@ -123,9 +136,9 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
         raise ValueError(f"q has shape {q.shape}, but jmbs.solvability analyses one configuration "
                          f"of shape ({model.nq},); for a batch use jmbs.solvability_sweep")
     t = as_time(t)
-    sets = element_sets(model)
-    dec = decisions_at(model, m, q, t, sets)
-    ref_rank = int(decisions_at(model, m, model.q0, 0.0, sets).rank) if q_given else None
+    m = resolve_method(method, model)
+    dec = decisions_at(model, m, q, t)
+    ref_rank = int(decisions_at(model, m, model.q0, 0.0).rank) if q_given else None
     return SolvabilityReport(model, m, q, t, dec, ref_rank)
 
 
@@ -318,3 +331,23 @@ class SolvabilityReport:
         return (f"SolvabilityReport(method={self.method!r}, t={self.t:g}, rank={self.rank}, "
                 f"redundancy={self.redundancy}, dof={self.dof}, unique={n_unique}/"
                 f"{len(self.model.element_specs)} elements{flag})")
+
+
+def dca_assembly(model: Model, q=None, t: float = 0.0, method: DCA | None = None) -> list[AssemblyStep]:
+    """The binary assembly of paper 001 step by step: for every subassembly its
+    connection matrix `G`, its rank and the reaction patterns born there
+    (`jmbs.AssemblyStep`, children before parents; the root last).
+
+    **Arguments:**
+    - `model`, `q` (default `model.q0`), `t`: the configuration.
+    - `method`: a `jmbs.DCA` (its tree and tolerances); default `jmbs.DCA()`.
+    """
+    m = (method or DCA()).bind(model)
+    q = as_configuration(model, model.q0 if q is None else q)
+    _, per_height = jax.device_get(_run(m, model, jnp.asarray(q), jnp.asarray(as_time(t))))
+    return assembly_steps(model, m.plan, per_height, m.rtol)
+
+
+@eqx.filter_jit
+def _run(method: DCA, model: Model, q, t):
+    return method.run(model, q, t)

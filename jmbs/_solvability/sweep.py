@@ -37,6 +37,11 @@ def _decide_batch(method: AbstractSolvabilityMethod, Cs, L, dim: int, sets) -> D
     return jax.vmap(lambda C: method.decide(scale(C, L, dim), sets))(Cs)
 
 
+@eqx.filter_jit
+def _evaluate_batch(method: AbstractSolvabilityMethod, model: Model, qs, ts) -> Decisions:
+    return jax.vmap(lambda q, t: method.evaluate(model, q, t))(qs, ts)
+
+
 class SolvabilitySweep:
     """Decisions for a batch of configurations (host-side NumPy arrays).
 
@@ -111,7 +116,7 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=DEFAULT_METHOD, batch
     at all, times of the wrong shape or with NaN, or a `batch_size` that is not a
     positive int.
     """
-    m = resolve_method(method)
+    m = resolve_method(method, model)
     qs = as_configuration(model, qs, "qs")
     if qs.ndim != 2:
         raise ValueError(f"qs must have shape (batch, {model.nq}); got {qs.shape}")
@@ -144,8 +149,11 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=DEFAULT_METHOD, batch
         if pad:
             q = np.concatenate([q, np.repeat(q[-1:], pad, axis=0)])
             t = np.concatenate([t, np.repeat(t[-1:], pad)])
-        Cs = _matrices(model, route, jnp.asarray(q), jnp.asarray(t))
-        dec = jax.device_get(_decide_batch(m, Cs, L, model.dim, sets))
+        if m.structural:
+            dec = jax.device_get(_evaluate_batch(m, model, jnp.asarray(q), jnp.asarray(t)))
+        else:
+            Cs = _matrices(model, route, jnp.asarray(q), jnp.asarray(t))
+            dec = jax.device_get(_decide_batch(m, Cs, L, model.dim, sets))
         chunks.append(jax.tree.map(lambda x: x[: bs - pad], dec))
     dec = jax.tree.map(lambda *x: np.concatenate(x), *chunks)
     return SolvabilitySweep(model, m.name, dec)
@@ -240,11 +248,10 @@ def solvability_path(model: Model, path: Callable, s, *, method=DEFAULT_METHOD, 
         warnings.warn("solvability_path(tol=...) is deprecated: the bracket width is now "
                       "called xtol", DeprecationWarning, stacklevel=2)
         xtol = tol
-    m = resolve_method(method)
+    m = resolve_method(method, model)
     s = np.asarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
         raise ValueError("s must be an increasing 1-D grid with at least two points")
-    sets = element_sets(model)
     rows = component_names(model)
 
     def evaluate(x: float):
@@ -258,7 +265,7 @@ def solvability_path(model: Model, path: Callable, s, *, method=DEFAULT_METHOD, 
 
     def probe(x: float) -> Decisions:
         """The decisions at one point of the path."""
-        return decisions_at(model, m, *evaluate(x), sets)
+        return decisions_at(model, m, *evaluate(x))
 
     def sig(d: Decisions) -> np.ndarray:
         return np.concatenate([np.atleast_1d(d.rank), d.unique, d.component_unique])

@@ -27,6 +27,7 @@ from .mobile_robot import mobile_robot_configuration as mobile_robot_configurati
 from .mobile_robot import mobile_robot_configurations as mobile_robot_configurations
 from .mobile_robot import steering_manoeuvre as steering_manoeuvre
 from .mobile_robot import steering_range as steering_range
+from .random import random_mechanism as random_mechanism
 from .spatial_parallelogram import spatial_parallelogram as spatial_parallelogram
 
 ALL = {

@@ -1,0 +1,364 @@
+"""Host-side plan of the divide-and-conquer analysis (`jmbs.DCA`): the binary assembly
+tree, and for every node of it which rows of `C` it eliminates (its connection) and
+which it passes on to its parent (its handles), as static index arrays grouped by
+the node's height so that each height runs as one batched (vmapped) step.
+
+Terms (paper 001, §2): a node is a body (a leaf) or the subassembly of its two
+children. An element is eliminated at the lowest node that holds all the moving
+bodies it connects; the ground holds still (its inverse inertia is zero), so a joint
+to the ground is eliminated with its moving body, unless the tree names `"ground"`
+as a leaf (then with the lowest node that also holds the ground, as in the paper,
+whose ground connection is the last assembly step). The rows that reach a node from
+below without being eliminated there are its handles' constraint rows.
+"""
+
+import dataclasses
+import functools
+from collections import deque
+
+import numpy as np
+
+from .._assembly import block_layout
+from .._bodies import NV
+from .._model import GROUND, Model
+
+TREE_HELP = ('pass tree as nested pairs of body names, e.g. (("crank", "coupler"), "rocker"); '
+             'every moving body once, and "ground" at most once')
+
+
+@dataclasses.dataclass(eq=False)
+class Node:
+    """One node of the assembly tree (host-side)."""
+
+    bodies: frozenset  # moving body indices (the ground is n_bodies)
+    children: tuple["Node", "Node"] | None = None
+    body: int | None = None  # a leaf's body (n_bodies for the ground leaf)
+    parent: "Node | None" = None
+    height: int = 0
+    depth: int = 0
+    index: int = 0  # position among the nodes of its height
+    rows_J: list = dataclasses.field(default_factory=list)  # rows eliminated here
+    rows_B: list = dataclasses.field(default_factory=list)  # rows passed to the parent
+    pos: dict = dataclasses.field(default_factory=dict)  # row of C -> row of the padded F
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Level:
+    """The nodes of one height, padded to common sizes: `J` connection rows, `B`
+    handle rows, `cols` columns of `F` (`nv_b` for leaves), `W` columns of the
+    handle factor passed up. Index arrays point one past the end for padding."""
+
+    n: int
+    J: int
+    B: int
+    cols: int
+    W: int
+    n_J: np.ndarray  # (n,) real connection rows per node
+    rows: np.ndarray  # (n, J + B) row of C per F row, nc for padding
+    # leaves: (n, J + B) block row of each F row (P for padding)
+    entries: np.ndarray | None
+    # internal nodes: per child side (0, 1), per height of the children on that side:
+    # (height, node selection, child index at that height, (n_sel, J + B) child handle
+    # row per F row, (n_sel, B_child) F row per child handle row)
+    sources: tuple = ()
+    col_offset: int = 0  # columns of side 0 (side 1 starts there)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything static that the analysis needs (hashed by identity, cached per structure)."""
+
+    dim: int
+    nc: int
+    nv: int
+    n_bodies: int
+    entry_rows: np.ndarray  # (P,) rows of the moving-body block rows of C
+    entry_bodies: np.ndarray  # (P,) their bodies
+    entry_pick: np.ndarray  # (P,) positions in `constraint_blocks`' output
+    levels: tuple[Level, ...]  # by height, leaves first
+    nodes: tuple[Node, ...]  # all nodes, post-order (root last)
+    # element criteria: one term per (element, body) pair
+    pair_element: np.ndarray  # (T,)
+    pair_leaf: np.ndarray  # (T,) leaf index (height 0)
+    pair_slots: np.ndarray  # (T, m_max) F rows of the leaf, padding = J0 + B0
+    n_elements: int
+
+    @property
+    def root(self) -> Node:
+        return self.nodes[-1]
+
+
+def _graph(model: Model) -> list[set]:
+    nb = model.n_bodies
+    adj = [set() for _ in range(nb)]
+    for spec in model.element_specs:
+        moving = [b for b in spec.bodies if b < nb]
+        for a in moving:
+            adj[a].update(x for x in moving if x != a)
+    return adj
+
+
+def _bfs(start: int, members: set, adj) -> list[int]:
+    order, seen, queue = [], {start}, deque([start])
+    while queue:
+        x = queue.popleft()
+        order.append(x)
+        for y in sorted(adj[x] & members):
+            if y not in seen:
+                seen.add(y)
+                queue.append(y)
+    return order
+
+
+def _level_order(bodies: list[int], adj) -> list[int]:
+    """The bodies in breadth-first order from a pseudo-peripheral body of each connected
+    part: consecutive halves of it are subassemblies with few handles (a chain splits
+    into two chains, a ladder into two ladders)."""
+    members, order = set(bodies), []
+    left = set(bodies)
+    while left:
+        far = _bfs(min(left), members & left, adj)[-1]
+        part = _bfs(far, members & left, adj)
+        order += part
+        left -= set(part)
+    return order
+
+
+def _bisect(bodies: list[int], adj) -> Node:
+    if len(bodies) == 1:
+        return Node(frozenset(bodies), body=bodies[0])
+    order = _level_order(bodies, adj)
+    half = len(order) // 2
+    return Node(frozenset(bodies), children=(_bisect(order[:half], adj), _bisect(order[half:], adj)))
+
+
+def _user_tree(model: Model, tree) -> Node:
+    names = {n: k for k, n in enumerate(model.body_names)}
+    names[GROUND] = model.n_bodies
+    seen: list[int] = []
+
+    def build(t) -> Node:
+        if isinstance(t, str):
+            if t not in names:
+                raise ValueError(f"DCA tree: unknown body {t!r}; the model's bodies are "
+                                 f"{', '.join(model.body_names)}; {TREE_HELP}")
+            seen.append(names[t])
+            b = names[t]
+            return Node(frozenset() if b == model.n_bodies else frozenset([b]), body=b)
+        if not isinstance(t, (tuple, list)) or len(t) != 2:
+            raise ValueError(f"DCA tree: {t!r} is neither a body name nor a pair; {TREE_HELP}")
+        a, b = build(t[0]), build(t[1])
+        return Node(a.bodies | b.bodies, children=(a, b))
+
+    root = build(tree)
+    missing = sorted(set(range(model.n_bodies)) - set(seen))
+    twice = sorted({b for b in seen if seen.count(b) > 1})
+    if missing or twice:
+        label = [*model.body_names, GROUND]
+        what = (f"misses {', '.join(label[b] for b in missing)}" if missing
+                else f"names {', '.join(label[b] for b in twice)} more than once")
+        raise ValueError(f"DCA tree {what}; {TREE_HELP}")
+    return root
+
+
+def _post_order(root: Node) -> list[Node]:
+    out, stack = [], [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done or node.children is None:
+            out.append(node)
+        else:
+            stack += [(node, True), (node.children[1], False), (node.children[0], False)]
+    return out
+
+
+def _lca(nodes: list[Node]) -> Node:
+    nodes = list(nodes)
+    while len({id(n) for n in nodes}) > 1:
+        deepest = max(n.depth for n in nodes)
+        nodes = [n.parent if n.depth == deepest else n for n in nodes]
+    return nodes[0]
+
+
+def _pad(rows: list[list[int]], width: int, fill: int) -> np.ndarray:
+    out = np.full((len(rows), width), fill, dtype=np.int64)
+    for k, r in enumerate(rows):
+        out[k, :len(r)] = r
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_plan(key) -> Plan:
+    model, tree = key.model, key.tree
+    return _make_plan(model, tree)
+
+
+class _Key:
+    """The model's structure (what the plan depends on) as a hashable key."""
+
+    def __init__(self, model: Model, tree):
+        self.model, self.tree = model, tree
+        self.value = (model.dim, model.n_bodies, model.body_names, model.row_order, tree,
+                      tuple((s.name, s.bodies) for s in model.element_specs), model.element_rows,
+                      tuple((type(g).__name__, np.asarray(g.bodies).tobytes()) for g in model.groups))
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __eq__(self, other):
+        return self.value == other.value
+
+
+def make_plan(model: Model, tree=None) -> Plan:
+    """The plan for `model` with the automatic tree (`tree=None`) or a given one (cached)."""
+    return _cached_plan(_Key(model, tree))
+
+
+def _make_plan(model: Model, tree) -> Plan:
+    nb, nvb = model.n_bodies, NV[model.dim]
+    root = _bisect(list(range(nb)), _graph(model)) if tree is None else _user_tree(model, tree)
+    nodes = _post_order(root)
+    leaves: dict[int, Node] = {}
+    for node in reversed(nodes):  # parents before children: depths
+        for c in node.children or ():
+            c.parent, c.depth = node, node.depth + 1
+    for node in nodes:  # children before parents: heights
+        if node.children is None:
+            leaves[node.body] = node
+        else:
+            node.height = 1 + max(c.height for c in node.children)
+    ground_leaf = leaves.get(nb)
+
+    # Each element is eliminated at the lowest node holding its moving bodies (and the
+    # ground, where the tree names it); below that, its rows are handle rows.
+    for spec, (a, b) in zip(model.element_specs, model.element_rows):
+        moving = sorted({x for x in spec.bodies if x < nb})
+        at = [leaves[x] for x in moving]
+        if ground_leaf is not None and nb in spec.bodies:
+            at.append(ground_leaf)
+        top = _lca(at)
+        top.rows_J += range(a, b)
+        for n in at:  # the paths below `top` are disjoint
+            while n is not top:
+                n.rows_B += range(a, b)
+                n = n.parent
+
+    by_height: dict[int, list[Node]] = {}
+    for node in nodes:
+        node.index = len(by_height.setdefault(node.height, []))
+        by_height[node.height].append(node)
+
+    rows_all, bodies_all = block_layout(model)
+    moving = bodies_all < nb
+    entry_pick = np.flatnonzero(moving)
+    entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
+    P = len(entry_pick)
+    entry_of = {(int(r), int(b)): k for k, (r, b) in enumerate(zip(entry_rows, entry_bodies))}
+
+    levels, widths = [], {}
+    for h in range(max(by_height) + 1):
+        group = by_height.get(h, [])
+        J = max(len(n.rows_J) for n in group)
+        B = max(len(n.rows_B) for n in group)
+        rows = _pad([n.rows_J + [model.nc] * (J - len(n.rows_J)) + n.rows_B for n in group],
+                    J + B, model.nc)
+        n_J = np.array([len(n.rows_J) for n in group])
+        for i, n in enumerate(group):
+            n.pos = {int(r): k for k, r in enumerate(rows[i]) if r < model.nc}
+        if h == 0:
+            entries = np.full((len(group), J + B), P, dtype=np.int64)
+            for i, n in enumerate(group):
+                for k, r in enumerate(rows[i]):
+                    entries[i, k] = entry_of.get((int(r), n.body), P)
+            cols, sources, offset = nvb, (), 0
+        else:
+            entries, sides = None, []
+            for side in (0, 1):
+                per_source = {}
+                for i, n in enumerate(group):
+                    c = n.children[side]
+                    handle = {r: k for k, r in enumerate(c.rows_B)}
+                    up = [handle.get(int(r), levels[c.height].B) for r in rows[i]]
+                    down = [n.pos[r] for r in c.rows_B]
+                    down += [J + B] * (levels[c.height].B - len(down))
+                    per_source.setdefault(c.height, []).append((i, c.index, up, down))
+                sides.append(tuple(
+                    (src, *(np.array([x[k] for x in items], dtype=np.int64) for k in range(4)))
+                    for src, items in sorted(per_source.items())))
+            offset = max(widths[src] for src, *_ in sides[0])
+            cols = offset + max(widths[src] for src, *_ in sides[1])
+            sources = tuple(sides)
+        W = min(cols, B)
+        widths[h] = W
+        levels.append(Level(len(group), J, B, cols, W, n_J, rows, entries, sources, offset))
+
+    # Element criteria: the element's wrench on each of its moving bodies, read at that
+    # body's leaf (whose F rows are every row touching the body).
+    pairs = []
+    leaf_level = levels[0]
+    for k, (spec, (a, b)) in enumerate(zip(model.element_specs, model.element_rows)):
+        for x in sorted({x for x in spec.bodies if x < nb}):
+            leaf = leaves[x]
+            pairs.append((k, leaf.index, [leaf.pos[r] for r in range(a, b)]))
+    m_max = max((len(p[2]) for p in pairs), default=1)
+    fill = leaf_level.J + leaf_level.B
+    return Plan(model.dim, model.nc, model.nv, nb, entry_rows, entry_bodies, entry_pick,
+                tuple(levels), tuple(nodes),
+                np.array([p[0] for p in pairs], dtype=np.int64),
+                np.array([p[1] for p in pairs], dtype=np.int64),
+                _pad([p[2] for p in pairs], m_max, fill), len(model.element_specs))
+
+
+@dataclasses.dataclass(frozen=True)
+class AssemblyStep:
+    """One step of the binary assembly (`jmbs.dca_assembly`).
+
+    - `bodies`: the subassembly formed (one body for a leaf).
+    - `parts`: the two subassemblies joined (`None` for a body).
+    - `connection`: the elements eliminated here (joints between the parts, or a
+      body's joints to the ground).
+    - `G`: the connection matrix, paper 001's `T^T Phi_11 T` (eq. (22)) in the
+      equilibrated coordinates with unit inertia (`m x m`, `m` the connection's rows).
+    - `singular_values`: of `G`'s factor (`sqrt` of `G`'s eigenvalues), relative to the
+      largest row norm of the equilibrated `C`; `rank`, `nullity`: decided with `rtol`.
+      The nullity counts the reaction patterns that no load fixes, born at this step.
+    - `handles`: the elements that still connect the subassembly to the rest.
+    """
+
+    height: int
+    bodies: tuple[str, ...]
+    parts: tuple[tuple[str, ...], tuple[str, ...]] | None
+    connection: tuple[str, ...]
+    G: np.ndarray
+    singular_values: np.ndarray
+    rank: int
+    nullity: int
+    handles: tuple[str, ...]
+
+
+def assembly_steps(model: Model, plan: Plan, per_height, rtol: float) -> list[AssemblyStep]:
+    """Host-side: the steps of `plan` from the connection factors of one analysis
+    (`dca_decisions`' second output, NumPy), children before parents."""
+    names = [*model.body_names, GROUND]
+
+    def label(node: Node) -> tuple[str, ...]:
+        if node.children is None:
+            return (names[node.body],)
+        return tuple(names[b] for b in sorted(node.bodies)) + (
+            (GROUND,) if any(c.body == model.n_bodies for c in _post_order(node)) else ())
+
+    def elements(rows) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(model.element_of_row(r) for r in rows))
+
+    steps = []
+    for node in plan.nodes:
+        FJ, s = per_height[node.height]
+        m = len(node.rows_J)
+        F = np.asarray(FJ[node.index, :m])
+        sv = np.asarray(s[node.index, :min(m, F.shape[1])])
+        rank = int(np.sum(sv > rtol))
+        steps.append(AssemblyStep(node.height, label(node),
+                                  None if node.children is None else tuple(label(c) for c in node.children),
+                                  elements(node.rows_J), F @ F.T, sv, rank, m - rank,
+                                  elements(node.rows_B)))
+    return steps

@@ -1,0 +1,242 @@
+"""Divide-and-conquer (DCA) uniqueness analysis (paper 001), in a form that has no
+restriction on where loops close.
+
+The mechanism is assembled pairwise along a binary tree (`assembly_tree`). Every
+node `K` (a body, or the subassembly of its children `A`, `B`) is known to its parent
+only through its handles: the rows of `C` that connect it to the rest, and
+`Psi_K = C_h P_K C_h^T`, the accelerations those rows' reactions give each other
+(`P_K` the inverse inertia of `K` with its own joints in place: paper 001's
+`T^T Phi T`). Joining `A` and `B` by the connection rows `J` (one joint, several,
+or none) solves the connection's multipliers from `G = Psi_A,JJ + Psi_B,JJ`
+(eq. (22), at every level rather than at the ground only), and passes on
+`Psi_K = Psi_hh - Psi_hJ G^+ Psi_Jh` (eq. (7), with the pseudo-inverse: `U` may be
+singular). Both are kept as factors `Psi = L L^T` and decided by SVD, so ranks are
+decided on singular values of `C`'s scale, not on their squares.
+
+`null(G)` at a node are the reaction patterns born there: multipliers of the
+connection that accelerate nothing. Back-substitution (the DCA's last pass) carries
+each down through the subassemblies, where it is balanced by their internal
+reactions; together they span every indeterminate reaction pattern (`null(C^T)`).
+A component is unique when no pattern reaches it; an element or group when the
+patterns' wrench on every body vanishes, `C_X^T N_X = 0`, evaluated body by body at
+the leaves. The paper's propagation rules (Steps 3-8: a body with one joint, a body
+with two handles) are the special cases of this pass. Decisions are taken on the
+equilibrated matrix with a unit inertia per equilibrated coordinate: the patterns do
+not depend on the masses, and a massless body is no exception.
+
+Costs follow the tree: each node works on its connection and handle rows only, so a
+chain or a ladder costs O(n), and every height of the tree is one batched step.
+"""
+
+from typing import Any, ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._assembly import constraint_blocks
+from .._bodies import NV
+from .._linalg import TINY
+from .._model import Model
+from .assembly_tree import Plan, make_plan
+from .base import AbstractSolvabilityMethod, Decisions, decades
+from .equilibrate import NOISE, RUIZ_ITERATIONS, _safe
+
+
+def _as_tree(tree):
+    """Nested lists become tuples (the tree is a static, hashable field)."""
+    if isinstance(tree, (list, tuple)):
+        return tuple(_as_tree(t) for t in tree)
+    return tree
+
+
+class DCA(AbstractSolvabilityMethod):
+    """Divide-and-conquer method (paper 001): the reaction patterns that no load can
+    fix are found subassembly by subassembly along a binary assembly tree, at a cost
+    that grows with the tree (O(n) for chains and ladders) rather than with the
+    whole matrix (O(n^3)).
+
+    **Arguments:**
+    - `rtol`: singular values of a connection below `rtol` times the largest row norm
+      of the equilibrated `C` count as zero.
+    - `ctol`: tolerance of the uniqueness criteria.
+    - `tree`: the assembly tree as nested pairs of body names, e.g.
+      `(("crank", "coupler"), "rocker")`; `"ground"` may appear once (then the ground
+      joints are eliminated where the ground joins, as in the paper's last step).
+      Default: balanced, by recursive bisection of the body graph.
+    """
+
+    rtol: float = 1e-8
+    ctol: float = 1e-6
+    tree: Any = eqx.field(static=True, default=None, converter=_as_tree)
+    plan: Plan | None = eqx.field(static=True, default=None, repr=False)
+    name: ClassVar[str] = "dca"
+    structural: ClassVar[bool] = True
+
+    def bind(self, model: Model) -> "DCA":
+        return DCA(self.rtol, self.ctol, self.tree, make_plan(model, self.tree))
+
+    def _plan(self, nc: int, nv: int) -> Plan:
+        if self.plan is None:
+            raise ValueError("jmbs.DCA needs the model's structure: pass it to jmbs.solvability, "
+                             "jmbs.solvability_sweep or jmbs.solvability_decisions (they bind it), "
+                             "or call DCA().bind(model) first")
+        if (nc, nv) != (self.plan.nc, self.plan.nv):
+            raise ValueError(f"jmbs.DCA was bound to a model with C of shape ({self.plan.nc}, "
+                             f"{self.plan.nv}) but is given one of shape ({nc}, {nv}): it analyses "
+                             "the whole constraint matrix of the model it was bound to (for the "
+                             "reactions of a model with compliant elements use uniqueness='nullspace')")
+        return self.plan
+
+    def decide(self, C, sets):
+        plan = self._plan(*C.shape)
+        nvb = NV[plan.dim]
+        vals = C[plan.entry_rows[:, None], plan.entry_bodies[:, None] * nvb + np.arange(nvb)]
+        return dca_decisions(plan, vals, self.rtol, self.ctol, sets)[0]
+
+    def evaluate(self, model: Model, q, t, sets=None):
+        """Decisions at `(q, t)` from `C`'s blocks (no dense matrix); `sets=None`: the elements."""
+        return self.run(model, q, t, sets)[0]
+
+    def run(self, model: Model, q, t, sets=None):
+        """`(decisions, per height (connection factors, relative singular values))` at `(q, t)`."""
+        plan = self._plan(model.nc, model.nv)
+        vals = scaled_blocks(plan, constraint_blocks(model, q, t)[plan.entry_pick],
+                             model.characteristic_lengths())
+        return dca_decisions(plan, vals, self.rtol, self.ctol, sets)
+
+
+def scaled_blocks(plan: Plan, vals, L):
+    """`equilibrate.scaled` on `C`'s moving-body blocks (the same scaling, entry by entry)."""
+    nvb, d, nb = NV[plan.dim], plan.dim, plan.n_bodies
+    rows, bodies = plan.entry_rows, plan.entry_bodies
+    col = jnp.concatenate([jnp.ones((nb, d)), jnp.broadcast_to(1.0 / L[:, None], (nb, nvb - d))],
+                          axis=1)
+
+    def row_max(X):
+        return jax.ops.segment_max(jnp.max(jnp.abs(X), axis=1), rows, num_segments=plan.nc)
+
+    X = vals * col[bodies]
+    X = X * (1.0 / _safe(row_max(X)))[rows][:, None]
+    X = jnp.where(jnp.abs(X) < NOISE, 0.0, X)
+    for _ in range(RUIZ_ITERATIONS):
+        cmax = jax.ops.segment_max(jnp.abs(X), bodies, num_segments=nb)
+        X = X * (1.0 / jnp.sqrt(_safe(cmax)))[bodies]
+        X = X * (1.0 / jnp.sqrt(_safe(row_max(X))))[rows][:, None]
+    return X
+
+
+def _T(x):
+    return jnp.swapaxes(x, -1, -2)
+
+
+def _compress(X, width: int):
+    """A factor with `width` columns and the same `X X^T` (QR of `X^T`), zero-padded."""
+    n, rows, cols = X.shape
+    if cols > width:
+        X = _T(jnp.linalg.qr(_T(X), mode="r"))
+    return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))
+
+
+def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
+    """The decisions from the equilibrated blocks `vals` (`(P, nv_b)`, the plan's
+    block rows) and, for the assembly record, per height the connections' factors
+    (`G = F_J F_J^T`) and singular values relative to the reference."""
+    nc = plan.nc
+    ref = jnp.sqrt(jnp.max(jax.ops.segment_sum(jnp.sum(vals**2, axis=1), plan.entry_rows,
+                                               num_segments=nc), initial=0.0))
+    ref = jnp.maximum(ref, TINY)
+    tol = rtol * ref
+    vals_ext = jnp.concatenate([vals, jnp.zeros((1, vals.shape[1]))])
+
+    # Upward (the main pass): factor of each node's handle matrix, connections decided.
+    handles, passes = {}, []
+    for h, lev in enumerate(plan.levels):
+        if h == 0:
+            F = vals_ext[lev.entries]
+        else:
+            F = jnp.zeros((lev.n, lev.J + lev.B, lev.cols))
+            for side, sources in enumerate(lev.sources):
+                off = lev.col_offset * side
+                for src, sel, child, up, _ in sources:
+                    part = jnp.take_along_axis(handles[src][child], up[:, :, None], axis=1)
+                    F = F.at[sel, :, off:off + part.shape[2]].set(part)
+        FJ, FK = F[:, :lev.J], F[:, lev.J:]
+        if lev.J and lev.cols:
+            U, s, Vh = jnp.linalg.svd(FJ, full_matrices=True)
+            keep = s > tol
+            Vr = _T(Vh[:, :s.shape[1]]) * keep[:, None, :]
+            FK = FK - (FK @ Vr) @ _T(Vr)
+        else:
+            U = jnp.broadcast_to(jnp.eye(lev.J), (lev.n, lev.J, lev.J))
+            s, keep, Vr = jnp.zeros((lev.n, 0)), jnp.zeros((lev.n, 0), bool), None
+        L = _compress(FK, lev.W)
+        handles[h] = jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1)
+        passes.append((F, U, s, keep, Vr))
+
+    # Downward (back-substitution): the patterns reaching each node's handles, as a
+    # factor `X` (only `X X^T` matters); at each connection those inherited, solved
+    # through `G^+`, and those born there (`null(G)`).
+    patterns = {h: jnp.zeros((lev.n, lev.B, lev.B)) for h, lev in enumerate(plan.levels)}
+    comp = jnp.zeros(nc + 1)
+    for h in reversed(range(len(plan.levels))):
+        lev, X = plan.levels[h], patterns[h]
+        F, U, s, keep, Vr = passes[h]
+        k = s.shape[1]
+        if lev.J:
+            null = jnp.concatenate([~keep, jnp.ones((lev.n, lev.J - k), bool)], axis=1)
+            born = U * null[:, None, :]
+            if Vr is not None:
+                coef = (_T(Vr) @ _T(F[:, lev.J:]) @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
+                                                                      0.0)[:, :, None]
+                inherited = -U[:, :, :k] @ coef
+            else:
+                inherited = jnp.zeros((lev.n, lev.J, lev.B))
+            Y = jnp.concatenate([jnp.concatenate([inherited, born], axis=2),
+                                 jnp.concatenate([X, jnp.zeros((lev.n, lev.B, lev.J))], axis=2)],
+                                axis=1)
+            comp = comp.at[lev.rows[:, :lev.J]].set(jnp.linalg.norm(Y[:, :lev.J], axis=2))
+        else:
+            Y = X
+        if h == 0:
+            leaf_F, leaf_Y = F, Y
+        Y_ext = jnp.concatenate([Y, jnp.zeros((lev.n, 1, Y.shape[2]))], axis=1)
+        for sources in lev.sources:
+            for src, sel, child, _, down in sources:
+                Xc = _compress(jnp.take_along_axis(Y_ext[sel], down[:, :, None], axis=1),
+                               plan.levels[src].B)
+                patterns[src] = patterns[src].at[child].set(Xc)
+    comp = comp[:nc]
+
+    # Criteria: the wrench of the patterns on each body, at the body's leaf (whose F
+    # rows are all the rows acting on it): `||C_X,b^T N_X||` summed over bodies.
+    def wrench2(mask_rows):
+        return jnp.sum(jnp.einsum("br,brc,brw->bcw", mask_rows, leaf_F, leaf_Y) ** 2, axis=(1, 2))
+
+    if sets is None:
+        F0 = jnp.concatenate([leaf_F, jnp.zeros((leaf_F.shape[0], 1, leaf_F.shape[2]))], axis=1)
+        Y0 = jnp.concatenate([leaf_Y, jnp.zeros((leaf_Y.shape[0], 1, leaf_Y.shape[2]))], axis=1)
+        Fp = F0[plan.pair_leaf[:, None], plan.pair_slots]
+        Yp = Y0[plan.pair_leaf[:, None], plan.pair_slots]
+        per_pair = jnp.sum(jnp.einsum("prc,prw->pcw", Fp, Yp) ** 2, axis=(1, 2))
+        crit2 = jax.ops.segment_sum(per_pair, plan.pair_element, num_segments=plan.n_elements)
+    else:
+        sets = jnp.asarray(sets)
+        ext = jnp.concatenate([sets, jnp.zeros((sets.shape[0], 1), bool)], axis=1)
+        rows0 = plan.levels[0].rows
+        crit2 = jax.lax.map(lambda m: jnp.sum(wrench2(m[rows0].astype(leaf_F.dtype))), ext)
+    crit = jnp.sqrt(crit2)
+
+    s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
+    keep_all = jnp.concatenate([keep.ravel() for _, _, _, keep, _ in passes])
+    rank = jnp.sum(keep_all)
+    kmin = min(nc, plan.nv)
+    rel = jnp.sort(jnp.concatenate([s_all, jnp.zeros(kmin)]))[::-1][:kmin]
+    kept = jnp.min(jnp.where(keep_all, s_all, jnp.inf), initial=jnp.inf)
+    dropped = jnp.max(jnp.where(keep_all, 0.0, s_all), initial=0.0)
+    rank_margin = jnp.minimum(decades(kept, rtol), decades(dropped, rtol))
+    dec = Decisions(rank, rel, rank_margin, crit <= ctol, crit, decades(crit, ctol),
+                    jnp.full(crit.shape, -1), comp <= ctol, comp, decades(comp, ctol))
+    return dec, [(F[:, :lev.J], s / ref) for lev, (F, _, s, _, _) in zip(plan.levels, passes)]
+
