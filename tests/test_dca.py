@@ -41,12 +41,20 @@ def test_paper_001_ground_connection_and_verdicts():
     n = V[:, 0]
     assert w[0] < 1e-14 * w[-1] and w[1] > 1e-6 * w[-1]
     assert np.all(np.abs(n[:12]) > 1e-3) and np.all(np.abs(n[12:]) < 1e-12)
-    # Table 1 by eq. (51), G_T N_T = 0: the lower rods' reaction ACEG, the upper rods' KM
-    # and all six together are unique; A alone, or A and C, are not.
-    scale = np.linalg.norm(root.G)
-    for cols, unique in ((slice(0, 12), True), (slice(12, 18), True), (slice(0, 18), True),
-                         (slice(0, 3), False), (slice(0, 6), False)):
-        assert (np.linalg.norm(root.G[:, cols] @ n[cols]) < 1e-12 * scale) == unique
+    # Table 1, by each of the paper's numerical tools (§3.1-3.4) applied to G: A, C, E,
+    # G not unique, K and M unique with their components; the lower rods' resultant ACEG,
+    # the upper rods' KM and all six together unique, KM alone with full rank (its
+    # components unique: "f" in the table), ACEG (11 of 12) and ACEGKM (17 of 18) not.
+    sets = np.zeros((9, 18), bool)
+    for k in range(6):
+        sets[k, 3 * k:3 * k + 3] = True
+    sets[6, :12], sets[7, 12:], sets[8, :] = True, True, True
+    for tool in (jmbs.RankComparison(), jmbs.QR(), jmbs.SVD(), jmbs.NullSpace()):
+        d = tool.decide(root.G, sets)
+        assert int(d.rank) == 17
+        np.testing.assert_array_equal(d.unique, [False] * 4 + [True] * 5)
+        np.testing.assert_array_equal(d.component_unique, [False] * 12 + [True] * 6)
+    np.testing.assert_array_equal(jmbs.RankComparison().decide(root.G, sets).set_rank[6:], [11, 6, 17])
     # Every other connection is one joint with a nonsingular U (the paper's assumption).
     for s in steps[:-1]:
         assert len(s.connection) <= 1 and s.nullity == 0
@@ -124,3 +132,18 @@ def test_sweep_jit_and_vmap_agree_with_nullspace():
     np.testing.assert_array_equal(b.component_unique, a.component_unique)
     f = jax.jit(jax.vmap(lambda q: jmbs.solvability_decisions(model, q, 0.0, "dca").unique))
     np.testing.assert_array_equal(np.asarray(f(qs)), a.unique)
+
+
+def test_a_body_without_joints_and_a_loop_closed_at_a_leaf():
+    """A free body (no rows at all) and a pair welded to each other and pinned twice
+    to the ground: its redundancy is born where the ground joints meet the bodies."""
+    b = jmbs.ModelBuilder(dim=2)
+    a = b.add_body("a", 1.0, 0.1, (0.0, 0.0))
+    b.add_body("free", 1.0, 0.1, (5.0, 5.0))
+    c = b.add_body("c", 1.0, 0.1, (1.0, 0.0))
+    b.add_revolute("O", b.ground, a, (0.0, 0.0))
+    b.add_weld("W", a, c)
+    b.add_revolute("X", b.ground, c, (1.0, 0.0))
+    a_, b_ = _agree(b.build())
+    assert int(a_.rank) == 6
+    np.testing.assert_array_equal(b_.component_unique, [False, True, False, True, True, False, True])
