@@ -31,13 +31,12 @@ import numpy as np
 
 import jmbs
 from jmbs import examples
-from jmbs._model.builder import ModelBuilder
 
 decide = eqx.filter_jit(lambda model, q, method: jmbs.solvability_decisions(model, q, 0.0, method))
 
 
 def spatial_n_four_bar(n: int):
-    b = ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
+    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
     z = (0.0, 0.0, 1.0)
     inertia = (1e-3, 1 / 12, 1 / 12)
     cranks = [b.add_body(f"crank{k}", 1.0, inertia, (k, 0.5, 0.0)) for k in range(n + 1)]

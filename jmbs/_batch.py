@@ -2,6 +2,7 @@
 chunks, sharded over devices (host-side orchestration; the traced part is `jax.vmap(fn)`)."""
 
 import collections
+import hashlib
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -71,6 +72,37 @@ def _check_batch(batch) -> tuple[list[np.ndarray], Any, int]:
     return leaves, treedef, B
 
 
+def _check_processes(devs: tuple, leaves: list[np.ndarray], chunk_size: int) -> None:
+    """Under `jax.distributed`: the same call in every process, and a device in each one.
+
+    A process that fed other data than the others would silently mix batches, and one
+    with another batch size would wait forever for collectives that the others never
+    start: compare a digest of the call over all processes first (one all-gather).
+    """
+    from jax.experimental import multihost_utils
+
+    # the leaves, not the treedef's repr: that may show addresses of static objects
+    h = hashlib.sha256(f"{len(leaves)}|{chunk_size}|{[(d.platform, d.id) for d in devs]}".encode())
+    for x in leaves:
+        h.update(f"|{x.dtype.str}{x.shape}".encode())
+        if x.dtype.kind != "O":  # object arrays fail below, in every process alike
+            h.update(np.ascontiguousarray(x).view(np.uint8).data)
+    mine = np.frombuffer(h.digest(), dtype=np.uint32)
+    every = np.asarray(multihost_utils.process_allgather(mine))
+    other = [k for k in range(len(every)) if not np.array_equal(every[k], every[0])]
+    if other:
+        raise ValueError(f"batch_map was called with another batch, chunk_size or devices in process(es) "
+                         f"{other} than in process 0 (process {jax.process_index()} of "
+                         f"{jax.process_count()}); under jax.distributed every process must call "
+                         "batch_map with the same fn, the same full batch and the same arguments")
+    missing = sorted(set(range(jax.process_count())) - {d.process_index for d in devs})
+    if missing:
+        raise ValueError(f"devices has no device of process(es) {missing}; under jax.distributed "
+                         f"({jax.process_count()} processes) every process computes a share of the "
+                         "batch, so pass devices=None (all devices of all processes) or a list that "
+                         "holds at least one device of every process")
+
+
 def _compiled(fn: Callable, devs: tuple) -> tuple[Callable, Any]:
     """`jit(vmap(fn))` for these devices, cached, and the input sharding (None for one device)."""
     key = (fn, tuple((d.platform, d.id) for d in devs))
@@ -112,9 +144,11 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
     the other, so device memory is bounded by one chunk whatever the batch size.
     With several devices each chunk is split evenly over them along the batch
     axis (`jax.sharding.NamedSharding` on a one-axis mesh `"batch"`). Under
-    `jax.distributed` (several processes, e.g. hosts), every process must call
-    `batch_map` with the same `fn` and the same full batch: each one feeds the
-    shards of its own devices, and every process gets the whole result.
+    `jax.distributed` (several processes, e.g. one per host), the mesh holds the
+    devices of every process: every process must call `batch_map` with the same
+    `fn`, the same full batch and the same arguments; each one computes the
+    shards of its own devices, and every process gets the whole result (gathered
+    after each chunk).
 
     ```python
     model = jmbs.examples.parallelogram()
@@ -137,9 +171,10 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
       multiple of the number of devices; smaller when `B` is smaller.
     - `devices`: `None` (all of `jax.devices()`, every process's under
       `jax.distributed`), an int `n` (the first `n`), or a list of devices.
-      With one device nothing is sharded.
+      With one device nothing is sharded. Under `jax.distributed` they must
+      include a device of every process.
     - `progress`: show a progress bar over the elements (default: when stderr
-      is a terminal).
+      is a terminal, and only in process 0 under `jax.distributed`).
     - `desc`: the progress bar's label.
 
     **Returns:** `fn`'s output structure with NumPy arrays of leading size `B`,
@@ -147,7 +182,10 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
 
     **Raises:** `ValueError` for an empty batch, a leaf without a batch axis,
     leaves with different leading sizes (the message names the leaves and their
-    shapes), a `chunk_size` below 1, or invalid `devices`.
+    shapes), a `chunk_size` below 1, or invalid `devices`; under
+    `jax.distributed`, in every process, when the processes were given
+    different batches, chunk sizes or devices, or when `devices` leaves a
+    process without a device.
     """
     if not callable(fn):
         raise ValueError(f"fn must be a function of one batch element; got {fn!r}")
@@ -157,6 +195,8 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
     devs = _resolve_devices(devices)
     nd = len(devs)
     size = math.ceil(min(int(chunk_size), B) / nd) * nd
+    if jax.process_count() > 1:
+        _check_processes(devs, leaves, size)
     call, sharding = _compiled(fn, devs)
 
     def place(x: np.ndarray):
@@ -164,7 +204,10 @@ def batch_map(fn: Callable, batch, *, chunk_size: int = 1024, devices: "int | Se
             return jax.device_put(x, devs[0])
         return jax.make_array_from_callback(x.shape, sharding, lambda index: x[index])
 
-    show = bool(getattr(sys.stderr, "isatty", lambda: False)()) if progress is None else bool(progress)
+    if progress is None:  # one bar under jax.distributed: process 0's
+        show = bool(getattr(sys.stderr, "isatty", lambda: False)()) and jax.process_index() == 0
+    else:
+        show = bool(progress)
     chunks = []
     with tqdm(total=B, desc=desc or "batch_map", unit="elem", disable=not show) as bar:
         for start in range(0, B, size):
