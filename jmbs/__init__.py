@@ -23,6 +23,7 @@ from ._assembly import qdot as qdot
 from ._assembly import velocity_residual as velocity_residual
 from ._assembly import velocity_rhs as velocity_rhs
 from ._batch import batch_map as batch_map
+from ._config import enable_compilation_cache as enable_compilation_cache
 from ._expression import Expression as Expression
 from ._forces.registry import FORCE_TYPES as FORCE_TYPES
 from ._forces.registry import ForceType as ForceType

@@ -1,4 +1,4 @@
-"""jmbs's one process-wide setting: 64-bit floats in JAX.
+"""jmbs's process-wide settings: 64-bit floats in JAX, and (opt-in) compiled programs on disk.
 
 Every rank decision in jmbs (solvability, formulations, projections) separates
 singular values of order one from rounding-level ones, with relative
@@ -8,6 +8,9 @@ So importing jmbs turns on `jax_enable_x64` (the only global jmbs changes; it
 writes no environment variable), and `require_x64` refuses to compute if a
 program turned it off again afterwards, instead of returning wrong ranks.
 """
+
+import os
+from pathlib import Path
 
 import jax
 
@@ -22,3 +25,40 @@ def require_x64(where: str) -> None:
             "need 64-bit floats (their tolerances lie below float32's rounding). Importing jmbs "
             "turns float64 on; something turned it off afterwards. Turn it back on with "
             "jax.config.update('jax_enable_x64', True) before calling jmbs")
+
+
+# Compiled programs on disk (opt-in): a process that runs what an earlier one ran loads
+# the programs instead of compiling them again.
+DEFAULT_CACHE = Path("~/.cache/jmbs/jax")
+DEFAULT_CACHE_SIZE = 2 * 1024**3
+
+
+def enable_compilation_cache(path: "str | os.PathLike | None" = None, *,
+                             max_size: int = DEFAULT_CACHE_SIZE) -> Path:
+    """Keep the compiled programs on disk, so that a later process (the next notebook
+    kernel, command or script) loads them instead of compiling them again.
+
+    Call it once, before the first jmbs computation. The `jmbs` command line does
+    (`--no-cache` or `JMBS_NO_CACHE=1` to turn it off). It is JAX's persistent
+    compilation cache, for every program the process compiles, with every entry kept
+    however fast it compiled (jmbs's programs are many and small) and the directory
+    bounded to `max_size` bytes (least recently used entries go first); reads and
+    writes are locked, so processes can share it.
+
+    **Arguments:**
+    - `path`: the directory; default `$JMBS_CACHE_DIR`, else the one JAX was given
+      (`JAX_COMPILATION_CACHE_DIR`), else `~/.cache/jmbs/jax`.
+    - `max_size`: bytes the directory may hold (default 2 GiB; -1: no bound).
+
+    **Returns:** the directory.
+    """
+    if path is None:  # a directory the user gave JAX already stays
+        path = (os.environ.get("JMBS_CACHE_DIR") or jax.config.read("jax_compilation_cache_dir")
+                or DEFAULT_CACHE)
+    path = Path(path).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_compilation_cache_max_size", int(max_size))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path

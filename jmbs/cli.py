@@ -12,6 +12,7 @@ to stderr, so that stdout holds only the JSON document with `--json`.
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 import traceback
@@ -28,6 +29,7 @@ from rich.console import Console
 
 import jmbs
 
+from ._config import enable_compilation_cache
 from ._formulations.registry import FORMULATIONS
 from ._kinematics import CLOSURE_WARNING, closure_error
 from ._progress import tqdm
@@ -161,8 +163,15 @@ def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Compile every program anew: do not keep compiled programs on disk "
+        "(default: ~/.cache/jmbs/jax, or $JMBS_CACHE_DIR; JMBS_NO_CACHE=1 also turns it off).")] = False,
 ) -> None:
-    """`--debug` is read by `main`, which reports the errors that escape a command."""
+    """`--debug` is read by `main`, which reports the errors that escape a command. Compiled
+    programs are kept on disk (`jmbs.enable_compilation_cache`), so that the next command
+    starts without compiling what this one compiled."""
+    if not (no_cache or os.environ.get("JMBS_NO_CACHE")):
+        enable_compilation_cache()
 
 
 @app.command()

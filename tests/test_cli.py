@@ -20,7 +20,8 @@ def run(*args, cwd) -> subprocess.CompletedProcess:
     # The command shares the tests' persistent compilation cache (tests/conftest.py).
     cache = jax.config.jax_compilation_cache_dir
     env = os.environ | ({"JAX_COMPILATION_CACHE_DIR": cache,
-                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"} if cache else {})
+                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"} if cache
+                         else {"JMBS_NO_CACHE": "1"})
     return subprocess.run([sys.executable, "-m", "jmbs.cli", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, env=env)
 
@@ -225,3 +226,27 @@ def test_a_model_with_force_elements_from_the_command_line(tmp_path):
     balance = data["energy"] - data["work"]
     assert doc["energy_drift"] == pytest.approx(np.abs(balance - balance[0]).max())
     assert doc["energy_drift"] < 1e-6 * abs(data["energy"][0]) and doc["work"] > 0.0
+
+
+def test_compiled_programs_are_kept_on_disk_for_the_next_command(tmp_path):
+    """The command line keeps its compiled programs (jmbs.enable_compilation_cache): a
+    second identical command compiles nothing new (every program is a cache hit: no
+    host callback keeps one out), and --no-cache leaves the directory alone."""
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "JMBS_"))}
+    env["JMBS_CACHE_DIR"] = str(cache)
+
+    def jmbs_cli(*args):
+        out = subprocess.run([sys.executable, "-m", "jmbs.cli", *args], cwd=tmp_path,
+                             capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+
+    first = jmbs_cli("analyze", "four_bar")
+    entries = sorted(p.name for p in cache.glob("*-cache"))
+    assert len(entries) > 5
+    assert jmbs_cli("analyze", "four_bar") == first
+    assert sorted(p.name for p in cache.glob("*-cache")) == entries
+    env["JMBS_CACHE_DIR"] = str(tmp_path / "unused")
+    jmbs_cli("--no-cache", "models")
+    assert not (tmp_path / "unused").exists()

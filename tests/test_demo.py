@@ -33,7 +33,8 @@ def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     cache = jax.config.jax_compilation_cache_dir  # shared with the tests (conftest.py)
     env = os.environ | ({"JAX_COMPILATION_CACHE_DIR": cache,
-                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"} if cache else {})
+                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"} if cache
+                         else {"JMBS_NO_CACHE": "1"})
     res = subprocess.run([sys.executable, "-m", "jmbs.cli", "demo", "--short", "--out", str(out)],
                          capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
