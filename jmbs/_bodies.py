@@ -7,13 +7,16 @@ planar body, 7 for a spatial one.
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ._rotations import quat_rate_matrix, quat_to_rot, rot2, rot_to_quat
 
 NQ = {2: 3, 3: 7}
 NV = {2: 3, 3: 6}
-GROUND_Q = {2: jnp.zeros(3), 3: jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])}
+# NumPy, not jnp: `import jmbs` must not start JAX's backend (jax.distributed.initialize
+# has to come first in a multi-process program).
+GROUND_Q = {2: np.zeros(3), 3: np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])}
 
 
 def _planar(q: Array) -> bool:

@@ -113,7 +113,9 @@ def test_import_changes_no_environment_and_loads_no_application_code():
         "                                        if before.get(k) != os.environ.get(k)),\n"
         "                  'x64': [x64_before, jax.config.read('jax_enable_x64')],\n"
         "                  'loaded': sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'\n"
-        "                                   or m.startswith('jmbs.reproduce'))}))")
+        "                                   or m.startswith('jmbs.reproduce')),\n"
+        "                  'backend': __import__('jax._src.xla_bridge').\n"
+        "                      _src.xla_bridge.backends_are_initialized()}))")
     assert out.returncode == 0, out.stderr[-3000:]
     import json
 
@@ -121,6 +123,8 @@ def test_import_changes_no_environment_and_loads_no_application_code():
     assert got["env_changed"] == []
     assert got["x64"] == [False, True]
     assert got["loaded"] == []
+    # No array is created at import: jax.distributed.initialize may still come after it.
+    assert got["backend"] is False
 
 
 def test_a_float32_process_is_refused_with_a_clear_message():
