@@ -53,7 +53,7 @@ def enable_compilation_cache(path: "str | os.PathLike | None" = None, *,
     **Returns:** the directory.
     """
     if path is None:  # a directory the user gave JAX already stays
-        path = (os.environ.get("JMBS_CACHE_DIR") or jax.config.read("jax_compilation_cache_dir")
+        path = (os.environ.get("JMBS_CACHE_DIR") or jax.config.jax_compilation_cache_dir
                 or DEFAULT_CACHE)
     path = Path(path).expanduser()
     path.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,11 @@ if _cache:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 
+# The command line keeps its compiled programs on disk (jmbs.enable_compilation_cache);
+# in the tests it uses the tests' cache above (passed to its subprocesses as
+# JAX_COMPILATION_CACHE_DIR), and in-process calls leave the tests' JAX settings alone.
+os.environ.setdefault("JMBS_NO_CACHE", "1")
+
 # Release the compiled programs when a worker holds this many memory mappings (the
 # kernel's limit, vm.max_map_count, is 65530 here).
 MAPPINGS_LIMIT = 40_000

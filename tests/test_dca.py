@@ -147,3 +147,18 @@ def test_a_body_without_joints_and_a_loop_closed_at_a_leaf():
     a_, b_ = _agree(b.build())
     assert int(a_.rank) == 6
     np.testing.assert_array_equal(b_.component_unique, [False, True, False, True, True, False, True])
+
+
+def test_block_path_equals_the_dense_path():
+    """`DCA.evaluate` scales C's blocks itself (no dense matrix); given the dense
+    equilibrated C (`decide`, the entry point the other methods share) it decides the
+    same, with the same criteria: the two equilibrations agree entry by entry."""
+    model = examples.bricard()
+    method = jmbs.DCA().bind(model)
+    dense = method.decide(jmbs.equilibrate(model, jmbs.constraint_matrix(model, model.q0)),
+                          jmbs.element_sets(model))
+    blocks = jmbs.solvability_decisions(model, model.q0, 0.0, method)
+    np.testing.assert_array_equal(dense.component_unique, blocks.component_unique)
+    np.testing.assert_allclose(dense.criterion, blocks.criterion, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(dense.component_criterion, blocks.component_criterion,
+                               rtol=1e-10, atol=1e-14)

@@ -53,7 +53,6 @@ class Level:
     B: int
     cols: int
     W: int
-    n_J: np.ndarray  # (n,) real connection rows per node
     rows: np.ndarray  # (n, J + B) row of C per F row, nc for padding
     # leaves: (n, J + B) block row of each F row (P for padding)
     entries: np.ndarray | None
@@ -188,9 +187,8 @@ def _pad(rows: list[list[int]], width: int, fill: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_plan(key) -> Plan:
-    model, tree = key.model, key.tree
-    return _make_plan(model, tree)
+def _cached_plan(key: "_Key") -> Plan:
+    return _make_plan(key.model, key.tree)
 
 
 class _Key:
@@ -262,7 +260,6 @@ def _make_plan(model: Model, tree) -> Plan:
         B = max(len(n.rows_B) for n in group)
         rows = _pad([n.rows_J + [model.nc] * (J - len(n.rows_J)) + n.rows_B for n in group],
                     J + B, model.nc)
-        n_J = np.array([len(n.rows_J) for n in group])
         for i, n in enumerate(group):
             n.pos = {int(r): k for k, r in enumerate(rows[i]) if r < model.nc}
         if h == 0:
@@ -290,7 +287,7 @@ def _make_plan(model: Model, tree) -> Plan:
             sources = tuple(sides)
         W = min(cols, B)
         widths[h] = W
-        levels.append(Level(len(group), J, B, cols, W, n_J, rows, entries, sources, offset))
+        levels.append(Level(len(group), J, B, cols, W, rows, entries, sources, offset))
 
     # Element criteria: the element's wrench on each of its moving bodies, read at that
     # body's leaf (whose F rows are every row touching the body).
