@@ -9,10 +9,14 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 # XLA compilation, which dominates the suite); JMBS_TEST_CACHE="" turns it off.
 _cache = os.environ.get("JMBS_TEST_CACHE", os.path.expanduser("~/.cache/jmbs-tests/jax"))
 if _cache:
-    # One directory per pytest-xdist worker: two processes never write and read the same
-    # entry at once (a reader of a half-written executable crashed once in JAX's cache).
-    _cache = os.path.join(_cache, os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    # One directory for both pytest-xdist workers and the commands they start, so that a
+    # program one of them compiled is loaded by the others. A bounded cache is a locked
+    # one (JAX takes a file lock around every read and write once it may evict), so no
+    # process reads an entry another is writing (an unlocked shared cache crashed once on
+    # a half-written executable); the subprocesses inherit the bound from the environment.
+    os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(16 * 1024**3)
     jax.config.update("jax_compilation_cache_dir", _cache)
+    jax.config.update("jax_compilation_cache_max_size", 16 * 1024**3)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 
