@@ -49,12 +49,14 @@ def test_paper_001_ground_connection_and_verdicts():
     for k in range(6):
         sets[k, 3 * k:3 * k + 3] = True
     sets[6, :12], sets[7, 12:], sets[8, :] = True, True, True
+    decide = eqx.filter_jit(lambda tool, G, sets: tool.decide(G, sets))
     for tool in (jmbs.RankComparison(), jmbs.QR(), jmbs.SVD(), jmbs.NullSpace()):
-        d = tool.decide(root.G, sets)
+        d = decide(tool, root.G, sets)
         assert int(d.rank) == 17
         np.testing.assert_array_equal(d.unique, [False] * 4 + [True] * 5)
         np.testing.assert_array_equal(d.component_unique, [False] * 12 + [True] * 6)
-    np.testing.assert_array_equal(jmbs.RankComparison().decide(root.G, sets).set_rank[6:], [11, 6, 17])
+        if isinstance(tool, jmbs.RankComparison):
+            np.testing.assert_array_equal(d.set_rank[6:], [11, 6, 17])
     # Every other connection is one joint with a nonsingular U (the paper's assumption).
     for s in steps[:-1]:
         assert len(s.connection) <= 1 and s.nullity == 0
@@ -86,7 +88,7 @@ def test_agrees_with_nullspace_on_random_mechanisms_in_m_and_mm(dim):
     redundant, unique, not_unique = 0, 0, 0
     decide = eqx.filter_jit(lambda model, method, sets: jmbs.solvability_decisions(
         model, model.q0, 0.0, method, sets=sets))
-    for seed in range(3):
+    for seed in range(3 if dim == 2 else 2):  # spatial structures cost twice the compilation
         for scale in (1.0, 1000.0):
             model = random_mechanism(seed, dim=dim, n_bodies=6 + 2 * seed, n_loops=2 + seed,
                                      scale=scale)
@@ -155,9 +157,9 @@ def test_block_path_equals_the_dense_path():
     same, with the same criteria: the two equilibrations agree entry by entry."""
     model = examples.bricard()
     method = jmbs.DCA().bind(model)
-    dense = method.decide(jmbs.equilibrate(model, jmbs.constraint_matrix(model, model.q0)),
-                          jmbs.element_sets(model))
-    blocks = jmbs.solvability_decisions(model, model.q0, 0.0, method)
+    dense = eqx.filter_jit(lambda m, C, sets: m.decide(jmbs.equilibrate(model, C), sets))(
+        method, jmbs.constraint_matrix(model, model.q0), jmbs.element_sets(model))
+    blocks = jmbs.solvability(model, method=method).decisions
     np.testing.assert_array_equal(dense.component_unique, blocks.component_unique)
     np.testing.assert_allclose(dense.criterion, blocks.criterion, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(dense.component_criterion, blocks.component_criterion,
