@@ -40,6 +40,8 @@ import tempfile
 import threading
 import time
 
+from bench_sweep import cpu_ticks  # (the scripts run from benchmarks/)
+
 
 def log(*a):
     print(*a, flush=True)
@@ -102,13 +104,6 @@ def worker(a):
 # ---------------------------------------------------------------------------------------------
 # driver
 # ---------------------------------------------------------------------------------------------
-def cpu_ticks() -> tuple[int, int]:
-    """Clock ticks since boot of all CPUs: total, and busy (neither idle nor waiting for I/O)."""
-    with open("/proc/stat") as fh:
-        f = [int(x) for x in fh.readline().split()[1:9]]
-    return sum(f), sum(f) - f[3] - f[4]
-
-
 class Process:
     """One worker process; its stdout lines arrive on a queue (so that a hang can time out)."""
 
