@@ -170,7 +170,8 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
             FK = FK - (FK @ Vr) @ _T(Vr)
         else:
             U = jnp.broadcast_to(jnp.eye(lev.J), (lev.n, lev.J, lev.J))
-            s, keep, Vr = jnp.zeros((lev.n, 0)), jnp.zeros((lev.n, 0), bool), None
+            s, keep = jnp.zeros((lev.n, 0)), jnp.zeros((lev.n, 0), bool)
+            Vr = jnp.zeros((lev.n, lev.cols, 0))
         L = _compress(FK, lev.W)
         handles[h] = jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1)
         passes.append((F, U, s, keep, Vr))
@@ -187,12 +188,9 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         if lev.J:
             null = jnp.concatenate([~keep, jnp.ones((lev.n, lev.J - k), bool)], axis=1)
             born = U * null[:, None, :]
-            if Vr is not None:
-                coef = (_T(Vr) @ _T(F[:, lev.J:]) @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
-                                                                      0.0)[:, :, None]
-                inherited = -U[:, :, :k] @ coef
-            else:
-                inherited = jnp.zeros((lev.n, lev.J, lev.B))
+            coef = (_T(Vr) @ _T(F[:, lev.J:]) @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
+                                                                  0.0)[:, :, None]
+            inherited = -U[:, :, :k] @ coef
             Y = jnp.concatenate([jnp.concatenate([inherited, born], axis=2),
                                  jnp.concatenate([X, jnp.zeros((lev.n, lev.B, lev.J))], axis=2)],
                                 axis=1)

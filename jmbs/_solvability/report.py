@@ -64,7 +64,6 @@ def as_time(t, what: str = "t") -> float:
     return float(t)
 
 
-
 @eqx.filter_jit
 def decisions_from_matrix(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int,
                           sets: Array) -> Decisions:
