@@ -33,11 +33,13 @@ from ._formulations.base import DynamicsTerms as DynamicsTerms
 from ._formulations.base import FormulationState as FormulationState
 from ._formulations.base import Prepared as Prepared
 from ._formulations.base import dynamics_terms as dynamics_terms
+from ._formulations.divide_and_conquer import DivideAndConquer as DivideAndConquer
 from ._formulations.elimination import Elimination as Elimination
 from ._formulations.null_space import NullSpaceProjection as NullSpaceProjection
 from ._formulations.penalty import Penalty as Penalty
 from ._formulations.pseudoinverse import Pseudoinverse as Pseudoinverse
 from ._formulations.registry import FORMULATIONS as FORMULATIONS
+from ._formulations.registry import default_formulation as default_formulation
 from ._joints.registry import ELEMENT_TYPES as ELEMENT_TYPES
 from ._joints.registry import ElementType as ElementType
 from ._kinematics import AssemblyResult as AssemblyResult
@@ -48,6 +50,7 @@ from ._kinematics import kinematics as kinematics
 from ._kinematics import retract as retract
 from ._kinematics import sample_configurations as sample_configurations
 from ._kinetostatics import kinetostatic_matrix as kinetostatic_matrix
+from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
 from ._model import Body as Body
 from ._model import ElementInfo as ElementInfo
 from ._model import Model as Model

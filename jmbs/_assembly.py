@@ -186,9 +186,8 @@ def _group_gamma(g, qs: Array, vs: Array, t: Array) -> Array:
     return -dcv
 
 
-@_jitted
-def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array]:
-    """`(C, b, Gamma)` in one pass (shares the per-group work)."""
+def _terms(model: Model, q, v, t) -> tuple[list, Array, Array]:
+    """Per-group blocks of `C`, and `b`, `Gamma` (shares the per-group work)."""
     t = jnp.asarray(t, dtype=float)
     blocks, bs, gs = [], [], []
     for g in model.groups:
@@ -196,7 +195,31 @@ def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array,
         blocks.append(_group_blocks(g, qs, t))
         bs.append(g.velocity_bias(qs, t))
         gs.append(_group_gamma(g, qs, vs, t))
-    return _scatter_matrix(model, blocks), _scatter_rows(model, bs), _scatter_rows(model, gs)
+    return blocks, _scatter_rows(model, bs), _scatter_rows(model, gs)
+
+
+@_jitted
+def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array]:
+    """`(C, b, Gamma)` in one pass (shares the per-group work)."""
+    blocks, b, g = _terms(model, q, v, t)
+    return _scatter_matrix(model, blocks), b, g
+
+
+def constraint_terms_blocks(model: Model, q, v, t) -> tuple[Array, Array, Array]:
+    """`(blocks, b, Gamma)` with `C` as its nonzero blocks (`constraint_blocks`' layout):
+    no dense matrix, for the structured solvers (traced code)."""
+    blocks, b, g = _terms(model, q, v, t)
+    nvb = NV[model.dim]
+    return (jnp.concatenate([x.reshape(-1, nvb) for x in blocks]) if blocks
+            else jnp.zeros((0, nvb))), b, g
+
+
+def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
+    """`C v` from `C`'s blocks (traced code, O(nonzeros))."""
+    rows, bodies = block_layout(model)
+    nvb = NV[model.dim]
+    vb = jnp.concatenate([v.reshape(model.n_bodies, nvb), jnp.zeros((1, nvb))])
+    return jax.ops.segment_sum(jnp.sum(blocks * vb[bodies], axis=1), rows, num_segments=model.nc)
 
 
 @_jitted
@@ -218,14 +241,20 @@ def qdot(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[
 @_jitted
 def mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     """Block-diagonal mass matrix: `diag(m, m, J)` planar, `diag(m I3, J')` spatial."""
-    d = model.dim
-    if d == 2:
+    if model.dim == 2:
         return jnp.diag(jnp.stack([model.mass, model.mass, model.inertia], axis=1).ravel())
+    return jax.scipy.linalg.block_diag(*body_mass(model))
+
+
+def body_mass(model: Model) -> Float[Array, "nb nvb nvb"]:
+    """The bodies' mass matrices, `M`'s diagonal blocks (traced code)."""
+    if model.dim == 2:
+        return jax.vmap(jnp.diag)(jnp.stack([model.mass, model.mass, model.inertia], axis=1))
 
     def block(m, J):
         return jnp.block([[m * jnp.eye(3), jnp.zeros((3, 3))], [jnp.zeros((3, 3)), J]])
 
-    return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
+    return jax.vmap(block)(model.mass, model.inertia)
 
 
 @_jitted

@@ -159,3 +159,16 @@ def min_norm_solve(A: Float[Array, "n n"], b: Float[Array, " n"], rtol: float | 
     gets no derivative.
     """
     return _min_norm_solve(A, b, jax.lax.stop_gradient(jnp.asarray(rtol, float)), rank)
+
+
+# From this many velocity coordinates on, the structured solves (`jmbs/_tree_solve.py`:
+# `DivideAndConquer`, the projection, the `DCA` uniqueness analysis) replace the dense
+# ones by default. benchmarks/bench_structured.py: per evaluation the tree is as fast
+# from nv ~ 30 and 4x faster at nv = 63, but each solve compiles ~1 s longer; for a run
+# of a few thousand evaluations the first call is faster from nv ~ 100.
+STRUCTURED_MIN_NV = 100
+
+
+def structured(model) -> bool:
+    """Whether `model` is large enough for the structured solves by default."""
+    return model.nv >= STRUCTURED_MIN_NV

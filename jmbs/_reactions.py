@@ -20,14 +20,14 @@ from ._formulations.base import (
     resolve,
     solve_dynamics,
 )
-from ._formulations.null_space import NullSpaceProjection
+from ._formulations.registry import default_formulation
 from ._kinematics import check_state, warn_if_unassembled
 from ._linalg import min_norm_solve, numerical_rank
 from ._model import Model
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.equilibrate import characteristic_lengths, equilibrate
-from ._solvability.registry import DEFAULT_METHOD, resolve_method
+from ._solvability.registry import default_uniqueness, resolve_method
 from ._solvability.resultant import resultant_criteria, resultant_set
 
 
@@ -57,22 +57,29 @@ def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
     return point, force, torque
 
 
-def uniqueness(model: Model, C: Array, rigid: np.ndarray,
-               method: AbstractSolvabilityMethod) -> tuple[Array, Array, Array, Array]:
+def uniqueness(model: Model, C: Array | None, rigid: np.ndarray,
+               method: AbstractSolvabilityMethod, q=None, t=None
+               ) -> tuple[Array, Array, Array, Array]:
     """`(unique (ne,), component_unique (nc,), rank, rank_values (k,))` at one
-    configuration with matrix `C`.
+    configuration `q, t` with matrix `C` (`None`: evaluated from `q, t` where needed).
 
     Rows that are not `rigid` (compliant) have reactions set by their
     compliance law, hence unique; the rigid rows are decided by `method` (with
     its tolerances) on their own rows of `C`, whose rank and relative
-    rank-revealing values are returned too.
+    rank-revealing values are returned too. A structural method (`jmbs.DCA`) with
+    every row rigid works from `C`'s blocks at `q, t` and never forms `C`.
     """
     sets = element_sets(model)
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
         return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool), jnp.asarray(0), jnp.zeros(0)
+    if method.structural and rigid.all() and q is not None:
+        # decisions have no derivative
+        d: Decisions = method.evaluate(model, jax.lax.stop_gradient(q), jax.lax.stop_gradient(t))
+        return d.unique, d.component_unique, d.rank, d.rank_values
+    C = constraint_matrix(model, q, t) if C is None else C
     C = jax.lax.stop_gradient(equilibrate(model, C))[rigid]  # decisions have no derivative
-    d: Decisions = method.decide(C, jnp.asarray(sets[:, rigid]))
+    d = method.decide(C, jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
     return (jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp, d.rank,
             d.rank_values)
@@ -281,7 +288,7 @@ def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndar
     """The `Reactions` of one state (vmap for a trajectory), given `C` there; their
     uniqueness decided by `method`."""
     point, force, torque = element_wrenches(model, q, t, lam)
-    unique, comp, rank, values = uniqueness(model, C, rigid, method)
+    unique, comp, rank, values = uniqueness(model, C, rigid, method, q, t)
     components = tuple(spec.components for spec in model.element_specs)
     return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
                      unique, comp, rank, values, q, jnp.asarray(t, dtype=float),
@@ -309,14 +316,16 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
       (see `jmbs.assemble`, `jmbs.consistent_velocity`): a concrete `q` off them
       gets a warning naming the worst element.
     - `t`: time.
-    - `formulation`: default `jmbs.NullSpaceProjection()`. It is initialised
+    - `formulation`: default `jmbs.NullSpaceProjection()` (`jmbs.DivideAndConquer()`
+      from `jmbs.STRUCTURED_MIN_NV` velocity coordinates on). It is initialised
       (`init`: the rank of `C`) at `(q, t)`; under `jax.vmap`, `jax.grad` or
       `jax.jit` over the model or the state, where values cannot be looked at,
       pass one prepared beforehand, e.g.
       `jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)`, or state its
       rank (`jmbs.NullSpaceProjection(rank=...)`).
     - `uniqueness`: the solvability method that decides which reactions are
-      unique, with its tolerances (default `jmbs.NullSpace()`; a name such as
+      unique, with its tolerances (default `jmbs.NullSpace()`, `jmbs.DCA()` from
+      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on; a name such as
       `"qr"` gives that method with its default tolerances), as in
       `jmbs.solvability(..., method=...)`.
 
@@ -326,8 +335,8 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     not finite, a formulation that does not fit the model, or
     an unprepared one whose rank cannot be decided from traced values.
     """
-    formulation = NullSpaceProjection() if formulation is None else formulation
-    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness, model)
+    formulation = default_formulation(model) if formulation is None else formulation
+    method = resolve_method(default_uniqueness(model) if uniqueness is None else uniqueness, model)
     q = check_state("jmbs.reactions", "q", q, model.nq, "coordinate")
     v = check_state("jmbs.reactions", "v", v, model.nv, "velocity coordinate")
     check_finite("jmbs.reactions", "t", t, "pass a finite time")
@@ -340,7 +349,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
 
 @eqx.filter_jit
 def _reactions(model, prepared: Prepared, method, q, v, t):
-    terms = dynamics_terms(model, q, v, t)
+    terms = dynamics_terms(model, q, v, t, dense=prepared.formulation.dense)
     v_dot, lam = solve_dynamics(model, prepared, terms, q, v, t)
     return StateResult(v_dot, build_reactions(model, q, t, lam, prepared.rigid_rows, terms.C,
                                               method))
@@ -382,7 +391,7 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     **Raises:** `ValueError` for `q` of the wrong shape or not finite, or a traced
     `q` or model without `rank`.
     """
-    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness, model)
+    method = resolve_method(default_uniqueness(model) if uniqueness is None else uniqueness, model)
     q = check_state("jmbs.statics", "q", q, model.nq, "coordinate")
     check_finite("jmbs.statics", "t", t, "pass a finite time")
     t = jnp.asarray(t, dtype=float)

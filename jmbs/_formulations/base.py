@@ -8,7 +8,7 @@ which of the infinitely many multiplier vectors they report.
 
 import abc
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
@@ -17,8 +17,11 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._assembly import (
+    blocks_matvec,
+    body_mass,
     constraint_matrix,
     constraint_terms,
+    constraint_terms_blocks,
     element_forces,
     generalized_forces,
     inverse_mass_matrix,
@@ -37,13 +40,17 @@ class DynamicsTerms(eqx.Module):
     Pfaffian rows; `velocity_error` is `C v + b`.
     """
 
-    M: Float[Array, "nv nv"]
-    Minv: Float[Array, "nv nv"]
+    M: Float[Array, "nv nv"] | None
+    Minv: Float[Array, "nv nv"] | None
     F: Float[Array, " nv"]
-    C: Float[Array, "nc nv"]
+    C: Float[Array, "nc nv"] | None
     gamma: Float[Array, " nc"]
     phi: Float[Array, " nc"]
     velocity_error: Float[Array, " nc"]
+    # The structured form (`dense=False`): `C`'s nonzero blocks (`constraint_blocks`'
+    # layout) and the bodies' mass matrices; `M`, `Minv`, `C` are then None.
+    blocks: Float[Array, "P nvb"] | None = None
+    body_mass: Float[Array, "nb nvb nvb"] | None = None
 
 
 def _is_zero(x) -> bool:
@@ -58,17 +65,24 @@ def baumgarte_gamma(terms: DynamicsTerms, alpha, beta) -> DynamicsTerms:
 
 
 def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.0,
-                   beta: float = 0.0, with_phi: bool = True) -> DynamicsTerms:
+                   beta: float = 0.0, with_phi: bool = True, dense: bool = True) -> DynamicsTerms:
     """The terms at `(q, v, t)`; `alpha, beta` are Baumgarte's gains:
     `C v_dot = Gamma - 2 alpha (C v + b) - beta^2 Phi`. With `with_phi=False`
     (and `beta = 0`) `Phi` is not evaluated and left at zero (less to compile
-    inside an integrator)."""
-    C, b, gamma = constraint_terms(model, q, v, t)
+    inside an integrator). With `dense=False` no dense matrix is formed: `C` as
+    its blocks, `M` as the bodies' blocks (for `jmbs.DivideAndConquer`)."""
     hol = jnp.asarray(model.holonomic_rows)
     residual = (jnp.where(hol, phi(model, q, t), 0.0) if with_phi or not _is_zero(beta)
                 else jnp.zeros(model.nc))
-    terms = DynamicsTerms(mass_matrix(model), inverse_mass_matrix(model),
-                          generalized_forces(model, q, v, t), C, gamma, residual, C @ v + b)
+    F = generalized_forces(model, q, v, t)
+    if dense:
+        C, b, gamma = constraint_terms(model, q, v, t)
+        terms = DynamicsTerms(mass_matrix(model), inverse_mass_matrix(model), F, C, gamma,
+                              residual, C @ v + b)
+    else:
+        blocks, b, gamma = constraint_terms_blocks(model, q, v, t)
+        terms = DynamicsTerms(None, None, F, None, gamma, residual,
+                              blocks_matvec(model, blocks, v) + b, blocks, body_mass(model))
     if _is_zero(alpha) and _is_zero(beta):
         return terms
     return baumgarte_gamma(terms, alpha, beta)
@@ -176,6 +190,8 @@ class FormulationState(eqx.Module):
     - `rows`: `Elimination`'s kept rows (`None`: chosen at every evaluation).
     - `weights`: `Pseudoinverse`'s row weights, `k`, `d`: `Penalty`'s stiffness
       and damping per row (arrays: a new value does not recompile).
+    - `plan`, `node_ranks`: `DivideAndConquer`'s assembly tree and the rank of
+      each of its connections (integer arrays per height of the tree).
     """
 
     rigid: tuple[bool, ...] = eqx.field(static=True)
@@ -184,6 +200,8 @@ class FormulationState(eqx.Module):
     weights: Float[Array, " nc"] | None = None
     k: Float[Array, " nc"] | None = None
     d: Float[Array, " nc"] | None = None
+    plan: Any = eqx.field(static=True, default=None, repr=False)
+    node_ranks: tuple | None = None
 
 
 class AbstractFormulation(eqx.Module):
@@ -197,6 +215,8 @@ class AbstractFormulation(eqx.Module):
 
     # Whether `solve` reads `DynamicsTerms.phi` (compliance laws do).
     needs_phi: ClassVar[bool] = False
+    # Whether `solve` reads the dense `C`, `M` (else their blocks: `dynamics_terms(dense=False)`).
+    dense: ClassVar[bool] = True
 
     def __check_init__(self):
         if hasattr(self, "rtol"):  # the members' relative rank tolerance

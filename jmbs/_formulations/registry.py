@@ -1,7 +1,10 @@
 """The formulations by the names the command line and model files use."""
 
+from .._linalg import structured
+from .._model import Model
 from .augmented_lagrangian import AugmentedLagrangian
 from .base import AbstractFormulation
+from .divide_and_conquer import DivideAndConquer
 from .elimination import Elimination
 from .null_space import NullSpaceProjection
 from .penalty import Penalty
@@ -13,4 +16,13 @@ FORMULATIONS: dict[str, type[AbstractFormulation]] = {
     "pseudoinverse": Pseudoinverse,
     "augmented-lagrangian": AugmentedLagrangian,
     "penalty": Penalty,
+    "divide-and-conquer": DivideAndConquer,
 }
+
+
+def default_formulation(model: Model) -> AbstractFormulation:
+    """The formulation of `jmbs.simulate` and `jmbs.reactions` when none is given:
+    `NullSpaceProjection()`, or from `jmbs.STRUCTURED_MIN_NV` velocity coordinates on
+    `DivideAndConquer()` (O(n) instead of a dense SVD of `C`; the same accelerations
+    and unique reactions)."""
+    return DivideAndConquer() if structured(model) else NullSpaceProjection()

@@ -16,7 +16,7 @@ from .._formulations.base import (
     is_traced,
     resolve,
 )
-from .._formulations.null_space import NullSpaceProjection
+from .._formulations.registry import default_formulation
 from .._kinematics import (
     assemble,
     closure_error,
@@ -29,7 +29,7 @@ from .._model import Model
 from .._reactions import check_friction
 from .._solvability.analysis import element_sets
 from .._solvability.base import AbstractSolvabilityMethod
-from .._solvability.registry import DEFAULT_METHOD, resolve_method
+from .._solvability.registry import default_uniqueness, resolve_method
 from .._solvability.report import decisions_at, generic_rank
 from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
@@ -60,7 +60,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     - `model`: the model.
     - `t1`, `t0`: end and start times.
     - `formulation`: how redundancy is handled (default
-      `jmbs.NullSpaceProjection()`); see `jmbs.Elimination`,
+      `jmbs.NullSpaceProjection()`, or `jmbs.DivideAndConquer()` from
+      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on); see `jmbs.Elimination`,
       `jmbs.Pseudoinverse`, `jmbs.AugmentedLagrangian`, `jmbs.Penalty`. Its
       `init` runs at the initial state; with a traced model pass one prepared
       beforehand (`formulation.prepare(model, model.q0, 0.0)`).
@@ -95,7 +96,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     - `backward`: allow `t1 < t0`: integrate from the state at `t0` back in time
       to `t1`. Without it, `t1 < t0` is refused (usually a sign error).
     - `uniqueness`: the solvability method deciding which reactions are
-      unique, with its tolerances (default `jmbs.NullSpace()`; or a name such
+      unique, with its tolerances (default `jmbs.NullSpace()`, `jmbs.DCA()` from
+      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on; or a name such
       as `"qr"`), as in `jmbs.solvability(..., method=...)`.
 
     **Returns:** a `Solution`.
@@ -112,12 +114,12 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
       too far off the constraints fails this way, `RESULTS.initial_state_off`).
     """
     # Set-up: defaults and options.
-    formulation = NullSpaceProjection() if formulation is None else formulation
+    formulation = default_formulation(model) if formulation is None else formulation
     stabilization = Unstabilized() if stabilization is None else stabilization
     if not isinstance(stabilization, AbstractStabilization):
         raise ValueError(f"stabilization must be None, jmbs.Baumgarte(...), jmbs.Projection() or "
                          f"another jmbs.AbstractStabilization; got {stabilization!r}")
-    method = resolve_method(DEFAULT_METHOD if uniqueness is None else uniqueness, model)
+    method = resolve_method(default_uniqueness(model) if uniqueness is None else uniqueness, model)
     solver = diffrax.Tsit5() if solver is None else solver
     for name, x, kind, what in (
             ("solver", solver, diffrax.AbstractSolver, "solver (e.g. diffrax.Tsit5())"),

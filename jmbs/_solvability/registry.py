@@ -1,6 +1,7 @@
 """The solvability methods by name: the one list that `jmbs.solvability`, the sweeps
 and the command line read."""
 
+from .._linalg import structured
 from .._model import Model
 from .base import AbstractSolvabilityMethod
 from .dca import DCA
@@ -13,6 +14,14 @@ from .svd import SVD
 METHODS: dict[str, type[AbstractSolvabilityMethod]] = {
     m.name: m for m in (NullSpace, QR, SVD, RankComparison, Kinetostatic, DCA)}
 DEFAULT_METHOD = "nullspace"
+
+
+def default_uniqueness(model: Model) -> str:
+    """The uniqueness method of the dynamics (`jmbs.simulate`, `jmbs.reactions`,
+    `jmbs.statics`) when none is given: `DEFAULT_METHOD`, or the divide-and-conquer
+    analysis (`"dca"`, O(n), the same decisions) from `jmbs.STRUCTURED_MIN_NV`
+    velocity coordinates on, as the default formulation."""
+    return "dca" if structured(model) else DEFAULT_METHOD
 
 
 def resolve_method(method: "str | AbstractSolvabilityMethod", model: Model | None = None

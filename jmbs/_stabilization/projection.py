@@ -10,12 +10,25 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
-from .._assembly import constraint_matrix, inverse_mass_matrix, phi, qdot, velocity_rhs
+from .._assembly import (
+    block_layout,
+    blocks_matvec,
+    body_mass,
+    constraint_blocks,
+    constraint_matrix,
+    inverse_mass_matrix,
+    phi,
+    qdot,
+    velocity_rhs,
+)
+from .._bodies import NV
 from .._custom_types import RealScalarLike
 from .._formulations.base import as_float
 from .._kinematics import retract, velocity_increment
-from .._linalg import PROJECTION_RTOL, mechanism_size, min_norm_solve
+from .._linalg import PROJECTION_RTOL, mechanism_size, min_norm_solve, structured
 from .._model import Model
+from .._solvability.assembly_tree import make_plan
+from .._tree_solve import factor, solve_factored
 from .base import AbstractStabilization
 
 
@@ -29,7 +42,9 @@ class Projection(AbstractStabilization):
     - velocities: `v <- v - W (C v + b)`.
 
     Redundant rows are harmless (pseudoinverse). Pfaffian rows take part in the
-    velocity projection only. The saved states are projected too
+    velocity projection only. From `jmbs.STRUCTURED_MIN_NV` velocity coordinates on
+    the corrections are solved along the assembly tree (`jmbs.DivideAndConquer`'s
+    block elimination, O(n)) instead of by a dense decomposition. The saved states are projected too
     (interpolated points are otherwise off the manifold by the interpolation
     error).
 
@@ -133,13 +148,46 @@ def project(model: Model, q: Array, v: Array, t: Array, tol, max_iterations: int
     projector at the result (`_project_positions_jvp`), never its iterations.
     """
     tol = jax.lax.stop_gradient(jnp.asarray(tol, float))
-    q, ok, C, b = _project_positions(model, q, t, tol, max_iterations)
-    v = v + _correction(model, C, C @ v + b, jnp.ones(model.nc, bool))
+    q, ok, C, b, fac = _project_positions(model, q, t, tol, max_iterations)
+    v = v + _correction(model, C, _matvec(model, C, v) + b, jnp.ones(model.nc, bool), fac)
     return q, v, ok
 
 
-def _correction(model: Model, C: Array, err: Array, rows: Array) -> Array:
-    """`-M^-1 C^T (C M^-1 C^T)^+ err` on `rows` (the others are left out)."""
+# The tree's tolerance is on singular values, PROJECTION_RTOL on C M^-1 C^T's eigenvalues.
+_TREE_RTOL = PROJECTION_RTOL**0.5
+
+
+def _jacobian(model: Model, q: Array, t: Array) -> Array:
+    """`C` in the form `_correction` takes: its blocks for the structured solve, else dense."""
+    return constraint_blocks(model, q, t) if structured(model) else constraint_matrix(model, q, t)
+
+
+def _matvec(model: Model, C: Array, v: Array) -> Array:
+    return blocks_matvec(model, C, v) if structured(model) else C @ v
+
+
+def _masked(model: Model, C: Array, rows: Array):
+    """`(plan, C's blocks on rows)` for the structured solve."""
+    plan = make_plan(model)
+    return plan, C[plan.entry_pick] * rows[plan.entry_rows][:, None]
+
+
+def _factor(model: Model, C: Array, rows: Array):
+    """The structured factorization of `C` on `rows` (no derivative), or None (dense)."""
+    if not structured(model):
+        return None
+    plan, vals = _masked(model, C, rows)
+    return jax.lax.stop_gradient(factor(plan, vals, body_mass(model), None, _TREE_RTOL))
+
+
+def _correction(model: Model, C: Array, err: Array, rows: Array, fac=None) -> Array:
+    """`-M^-1 C^T (C M^-1 C^T)^+ err` on `rows` (the others are left out); `C` from
+    `_jacobian`, `fac` from `_factor` with the same `C` and rows (computed if None)."""
+    if structured(model):
+        plan, vals = _masked(model, C, rows)
+        fac = _factor(model, C, rows) if fac is None else fac
+        return solve_factored(plan, fac, vals, body_mass(model), jnp.zeros(model.nv),
+                              -jnp.where(rows, err, 0.0))[0]
     Minv = inverse_mass_matrix(model)
     Ch = jnp.where(rows[:, None], C, 0.0)
     return -Minv @ Ch.T @ min_norm_solve(Ch @ Minv @ Ch.T, jnp.where(rows, err, 0.0),
@@ -148,8 +196,9 @@ def _correction(model: Model, C: Array, err: Array, rows: Array) -> Array:
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
 def _project_positions(model: Model, q: Array, t: Array, tol: Array, max_iterations: int):
-    """`(q, converged, C, b)`: the projected positions, with `C` and `b` from the
-    last iteration.
+    """`(q, converged, C, b, factor)`: the projected positions, with `C` and `b` from
+    the last iteration, and where every row is holonomic the structured factorization
+    of that `C` (else None).
 
     Each iteration evaluates `Phi`, `C` and `b` once; the loop stops after the
     iteration that finds `|Phi|` within the tolerance, so its `C` and `b` (at
@@ -158,21 +207,28 @@ def _project_positions(model: Model, q: Array, t: Array, tol: Array, max_iterati
     hol = jnp.asarray(model.holonomic_rows)
     limit = tol * mechanism_size(model, q)
     nc = model.nc
+    reuse = structured(model) and bool(np.all(model.holonomic_rows))
 
     def cond(state):
-        _, res, k, _, _ = state
+        _, res, k, _, _, _ = state
         return (res > limit) & (k < max_iterations)
 
     def body(state):
-        q, _, k, _, _ = state
+        q, _, k, _, _, _ = state
         r = jnp.where(hol, phi(model, q, t), 0.0)
-        C = constraint_matrix(model, q, t)
-        return (retract(model, q, _correction(model, C, r, hol)), jnp.max(jnp.abs(r), initial=0.0),
-                k + 1, C, velocity_rhs(model, q, t))
+        C = _jacobian(model, q, t)
+        fac = _factor(model, C, hol)
+        return (retract(model, q, _correction(model, C, r, hol, fac)),
+                jnp.max(jnp.abs(r), initial=0.0), k + 1, C, velocity_rhs(model, q, t),
+                fac if reuse else None)
 
-    init = (q, jnp.asarray(jnp.inf), jnp.asarray(0), jnp.zeros((nc, model.nv)), jnp.zeros(nc))
-    q, res, _, C, b = jax.lax.while_loop(cond, body, init)
-    return q, res <= limit, C, b
+    C0 = jnp.zeros((len(block_layout(model)[0]), NV[model.dim]) if structured(model)
+                   else (nc, model.nv))
+    fac0 = (jax.tree.map(jnp.zeros_like, jax.eval_shape(lambda c: _factor(model, c, hol), C0))
+            if reuse else None)
+    q, res, _, C, b, fac = jax.lax.while_loop(
+        cond, body, (q, jnp.asarray(jnp.inf), jnp.asarray(0), C0, jnp.zeros(nc), fac0))
+    return q, res <= limit, C, b, fac
 
 
 @_project_positions.defjvp
@@ -188,9 +244,10 @@ def _project_positions_jvp(max_iterations, primals, tangents):
     hol = jnp.asarray(model.holonomic_rows)
     _, dphi = jax.jvp(lambda m, tt: jnp.where(hol, phi(m, qs, tt), 0.0), (model, t), (dmodel, dt))
     (C, _), terms_jvp = jax.linearize(
-        lambda m, qq, tt: (constraint_matrix(m, qq, tt), velocity_rhs(m, qq, tt)), model, qs, t)
+        lambda m, qq, tt: (_jacobian(m, qq, tt), velocity_rhs(m, qq, tt)), model, qs, t)
     dv = velocity_increment(model, qs, dq)
-    dv = dv + _correction(model, C, C @ dv + dphi, hol)
+    dv = dv + _correction(model, C, _matvec(model, C, dv) + dphi, hol)
     dqs = qdot(model, qs, dv)
     dC, db = terms_jvp(dmodel, dqs, dt)
-    return out, (dqs, np.zeros(out[1].shape, jax.dtypes.float0), dC, db)
+    return out, (dqs, np.zeros(out[1].shape, jax.dtypes.float0), dC, db,
+                 jax.tree.map(jnp.zeros_like, out[4]))
