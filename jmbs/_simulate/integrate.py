@@ -115,7 +115,13 @@ def valid_design(model: Model) -> Array:
     return finite & jnp.all(model.mass > 0) & jnp.all(inertia)
 
 
-@eqx.filter_jit
+# The saved-state program runs once per call, over the saved states, on small arrays:
+# LLVM's optimizations cost it more compile time than they save at run time (A02 with
+# N = 40: first call 1.1 s shorter, repeated call unchanged; benchmarks/bench_structured.py).
+_POST_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+
+
+@eqx.filter_jit(compiler_options=_POST_COMPILER_OPTIONS)
 def solution(model, formulation, method, ts, qs, vs, work, result, stats) -> Solution:
     """Accelerations, reactions, violations and energy at the saved states (compiled
     apart from the integration, so a new solver or time span reuses it)."""
