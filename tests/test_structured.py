@@ -5,7 +5,6 @@ reference."""
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

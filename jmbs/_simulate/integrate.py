@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
-from .._formulations.base import Prepared, dynamics_terms, solve_dynamics
+from .._formulations.base import Prepared, dynamics_terms, is_traced, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL, mechanism_size
 from .._model import Model
 from .._reactions import build_reactions
@@ -65,11 +65,12 @@ def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod 
 @eqx.filter_jit
 def integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
               q0, v0, initial_tol, max_steps):
-    """Project the initial state, integrate, project the saved states.
+    """Project the initial state and integrate.
 
     Returns `(ts, qs, vs, work, result, stats, q0, v0)` with the projected initial
-    state; `work` is that of the force elements' non-conservative part (zero
-    without force elements).
+    state and the saved states as the integrator interpolated them (`solution`
+    projects them); `work` is that of the force elements' non-conservative part
+    (zero without force elements).
     """
     hol = jnp.asarray(model.holonomic_rows)
     off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
@@ -82,13 +83,9 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
         adjoint=adjoint, max_steps=max_steps, throw=False)
     ts, (qs, vs) = out.ts, out.ys[:2]
     work = out.ys[2] if model.force_groups else jnp.zeros(ts.shape)
-    qs, vs = stabilization.project_saved(model, qs, vs, ts)
-    finite = jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
-    result = RESULTS.where(finite, RESULTS.successful, RESULTS.not_finite)
     # A failed projection of a step comes out of diffrax as its nonlinear_divergence.
-    run = RESULTS.promote(out.result)
-    run = RESULTS.where(run == RESULTS.nonlinear_divergence, RESULTS.projection_failed, run)
-    result = RESULTS.where(run == RESULTS.successful, result, run)
+    result = RESULTS.promote(out.result)
+    result = RESULTS.where(result == RESULTS.nonlinear_divergence, RESULTS.projection_failed, result)
     result = RESULTS.where(ok0, result, RESULTS.initial_projection_failed)
     result = RESULTS.where(far, RESULTS.initial_state_off, result)
     result = RESULTS.where(valid_design(model), result, RESULTS.invalid_design)
@@ -115,19 +112,28 @@ def valid_design(model: Model) -> Array:
     return finite & jnp.all(model.mass > 0) & jnp.all(inertia)
 
 
-# The saved-state program runs once per call, over the saved states, on small arrays:
-# LLVM's optimizations cost it more compile time than they save at run time (A02 with
-# N = 40: first call 1.1 s shorter, repeated call unchanged; benchmarks/bench_structured.py).
-_POST_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+def solution(model, formulation, stabilization, method, ts, qs, vs, work, result, stats) -> Solution:
+    """The saved states as reported (projected, with `Projection`), and their
+    accelerations, reactions, violations and energy (compiled apart from the
+    integration, so a new solver or time span reuses it)."""
+    args = (model, formulation, stabilization, method, ts, qs, vs, work, result, stats)
+    return (_solution_nested if is_traced(args) else _solution_top)(*args)
 
 
-@eqx.filter_jit(compiler_options=_POST_COMPILER_OPTIONS)
-def solution(model, formulation, method, ts, qs, vs, work, result, stats) -> Solution:
-    """Accelerations, reactions, violations and energy at the saved states (compiled
-    apart from the integration, so a new solver or time span reuses it)."""
+def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result, stats):
+    qs, vs = stabilization.project_saved(model, qs, vs, ts)
     v_dot, reactions, viol, vviol, en = jax.vmap(
         lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
-    finite = jnp.all(jnp.isfinite(v_dot))
+    finite = jnp.all(jnp.isfinite(v_dot)) & jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
     result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
     return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, stats,
                     model.coordinate_names, model.velocity_names)
+
+
+# The saved-state program runs once per call, over the saved states, on small arrays:
+# LLVM's optimizations cost it more compile time than they save at run time (A02 with
+# N = 40: first call 1.1 s shorter, repeated call unchanged; benchmarks/bench_structured.py).
+# JAX takes compiler options on a top-level program only: inside a traced caller
+# (`jax.jit`, `jax.vmap`, `jax.grad` over `simulate`) the program is the caller's.
+_solution_top = eqx.filter_jit(_solution, compiler_options={"xla_backend_optimization_level": 0})
+_solution_nested = eqx.filter_jit(_solution)

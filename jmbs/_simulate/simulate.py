@@ -176,7 +176,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
         None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
         jnp.asarray(initial_tol, float), max_steps)
-    sol = solution(model, prepared, method if reactions else None, ts, qs, vs, work, result, stats)
+    sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
+                   result, stats)
 
     # Finish: the warning for a projected start, then failures.
     if off is not None:
