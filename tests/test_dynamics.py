@@ -324,3 +324,30 @@ def test_result_codes_per_batch_element_under_vmap():
         jax.block_until_ready(jax.jit(jax.vmap(lambda mass: jmbs.simulate(
             m.with_params({"mass.mass": mass}), 1.0, formulation=f, saveat=[1.0], reactions=False,
             max_steps=500).q))(jnp.array([1.0, jnp.nan])))
+
+
+def test_new_gains_tolerances_and_penalties_reuse_the_compiled_programs():
+    """Values users vary are array leaves (issue 14, item 4): a second run with other
+    Baumgarte gains, step-size tolerances, formulation rtol, projection tolerance,
+    penalty stiffness and damping or augmented-Lagrangian penalty traces nothing
+    (JAX reports every trace through `jax.monitoring`)."""
+    traces = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, _, **kw: traces.append(event) if event.endswith("jaxpr_trace_duration") else None)
+    model = four_bar()
+    runs = [
+        lambda x: jmbs.simulate(model, 0.2, formulation=jmbs.NullSpaceProjection(rtol=1e-8 * x),
+                                stabilization=jmbs.Baumgarte(5.0 * x, 7.0 * x),
+                                stepsize_controller=diffrax.PIDController(rtol=1e-6 / x, atol=1e-7 / x),
+                                reactions=False),
+        lambda x: jmbs.simulate(model, 0.02, formulation=jmbs.Penalty(stiffness=1e5 * x, damping=10.0 * x),
+                                stabilization=jmbs.Projection(tol=1e-12 * x), dt0=1e-4, reactions=False),
+        lambda x: jmbs.simulate(model, 0.2, formulation=jmbs.AugmentedLagrangian(penalty=1e7 * x),
+                                reactions=False),
+    ]
+    for run in runs:
+        first = run(1.0).q[-1]
+        before = len(traces)
+        second = run(2.0).q[-1]
+        assert len(traces) == before
+        assert np.all(np.isfinite(second)) and not np.array_equal(first, second)
