@@ -388,13 +388,16 @@ def bench_four_bar(args) -> dict:
     check_same(loop_out, [r.rank for r in reports], [np.asarray(r.decisions.unique) for r in reports],
                [np.asarray(r.decisions.component_unique) for r in reports], "four-bar single")
     check_same(loop_out, sw.rank, sw.unique, sw.component_unique, "four-bar sweep")
+    sw_dca = jmbs.solvability_sweep(model, qs, method="dca", batch_size=args.fb_batch, progress=False)
+    check_same(loop_out, sw_dca.rank, sw_dca.unique, sw_dca.component_unique, "four-bar sweep (dca)")
     out["ranks"] = np.bincount(sw.rank).tolist()
 
     ns = min(k, args.fb_singles)
     fns = {"jmbs single": lambda: [jmbs.solvability(model, q, method="qr").rank for q in qs[:ns]],
            "jmbs sweep": sweep_fn(model, qs, "qr", args.fb_batch),
+           "jmbs sweep (dca)": sweep_fn(model, qs, "dca", args.fb_batch),
            "SciPy loop": lambda: ref.loop(Cs)}
-    counts = {"jmbs single": ns, "jmbs sweep": k, "SciPy loop": k}
+    counts = {"jmbs single": ns, "jmbs sweep": k, "jmbs sweep (dca)": k, "SciPy loop": k}
     # Parts of one configuration: jmbs (jitted, not vmapped) and SciPy.
     # Parts of one configuration (each called `reps` times a round): jmbs (jitted, not
     # vmapped) and SciPy.
@@ -467,7 +470,7 @@ def print_four_bar(r: dict) -> None:
     print(f"   {'variant':<22} {'ms/config':>20} {'SciPy/jmbs':>10}")
     for name, x in t.items():
         ratio = f"{scipy_us / x['median_us']:.3f}" if name.startswith("jmbs ") and name in (
-            "jmbs single", "jmbs sweep") else ""
+            "jmbs single", "jmbs sweep", "jmbs sweep (dca)") else ""
         print(f"   {name:<22} {x['median_us'] / 1e3:>11.3f} [{x['min_us'] / 1e3:.3f}] {ratio:>10}")
 
 
