@@ -7,7 +7,7 @@ from jaxtyping import ArrayLike, Bool
 
 from .._model import Model
 from .base import AbstractSolvabilityMethod, Decisions, element_sets  # noqa: F401 (public here)
-from .registry import DEFAULT_METHOD, resolve_method
+from .registry import default_uniqueness, resolve_method
 
 
 def component_names(model: Model) -> list[str]:
@@ -17,7 +17,7 @@ def component_names(model: Model) -> list[str]:
 
 
 def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
-                          method: "str | AbstractSolvabilityMethod" = DEFAULT_METHOD, *,
+                          method: "str | AbstractSolvabilityMethod | None" = None, *,
                           sets: Bool[ArrayLike, "s nc"] | None = None) -> Decisions:
     """The uniqueness decisions at one configuration, as one pure function of arrays.
 
@@ -32,6 +32,7 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
     - `t`: time (drivers).
     - `method`: a name (`"nullspace"`, `"qr"`, `"svd"`, `"rank"`,
       `"kinetostatic"`, `"dca"`) or a method instance such as `jmbs.QR(rtol=1e-6)`; static.
+      Default: as `jmbs.solvability`'s.
     - `sets`: studied row masks `(s, nc)`; default `jmbs.element_sets(model)`,
       one per element.
 
@@ -40,4 +41,5 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
 
     **Raises:** `ValueError` for an unknown method name.
     """
+    method = default_uniqueness(model) if method is None else method
     return resolve_method(method, model).evaluate(model, jnp.asarray(q), jnp.asarray(t), sets)

@@ -18,7 +18,7 @@ from .assembly_tree import AssemblyStep, assembly_steps
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .dca import DCA
 from .equilibrate import characteristic_lengths, scale
-from .registry import DEFAULT_METHOD, resolve_method
+from .registry import default_uniqueness, resolve_method
 from .resultant import resultant_decision
 
 
@@ -106,7 +106,7 @@ def generic_rank(model: Model, method: AbstractSolvabilityMethod, q, t: float, r
 
 
 def solvability(model: Model, q=None, t: float = 0.0, *,
-                method: "str | AbstractSolvabilityMethod" = DEFAULT_METHOD) -> "SolvabilityReport":
+                method: "str | AbstractSolvabilityMethod | None" = None) -> "SolvabilityReport":
     """Which reactions and driving forces are uniquely determined at one configuration.
 
     **Arguments:**
@@ -115,11 +115,12 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
       It should satisfy the constraints (see `jmbs.assemble`): the decisions are
       about the mechanism at `q`.
     - `t`: time (drivers).
-    - `method`: `"nullspace"` (default), `"qr"`, `"svd"`, `"rank"`,
+    - `method`: `"nullspace"`, `"qr"`, `"svd"`, `"rank"`,
       `"kinetostatic"`, `"dca"` (divide and conquer: cost that grows with the
       assembly tree, for large mechanisms), or a method instance (e.g.
       `jmbs.QR(rtol=1e-6)`, `jmbs.DCA(tree=...)`). All agree away from singular
-      configurations.
+      configurations. Default (`None`): `"nullspace"`, and `"dca"` from
+      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on.
 
     **Returns:** a `SolvabilityReport` (prints as a table; its `repr` is one line).
     `jmbs.solvability_decisions` is the same analysis as a traceable function.
@@ -135,7 +136,7 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
         raise ValueError(f"q has shape {q.shape}, but jmbs.solvability analyses one configuration "
                          f"of shape ({model.nq},); for a batch use jmbs.solvability_sweep")
     t = as_time(t)
-    m = resolve_method(method, model)
+    m = resolve_method(default_uniqueness(model) if method is None else method, model)
     dec = decisions_at(model, m, q, t)
     ref_rank = int(decisions_at(model, m, model.q0, 0.0).rank) if q_given else None
     return SolvabilityReport(model, m, q, t, dec, ref_rank)

@@ -21,7 +21,7 @@ from .analysis import component_names, element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .equilibrate import scale
 from .qr import QR
-from .registry import DEFAULT_METHOD, resolve_method
+from .registry import default_uniqueness, resolve_method
 from .report import as_configuration, characteristic_lengths, decisions_at
 
 DEFAULT_BATCH = 2048
@@ -97,7 +97,7 @@ class SolvabilitySweep:
         return np.concatenate([self.rank[:, None], self.unique, self.component_unique], axis=1)
 
 
-def solvability_sweep(model: Model, qs, ts=None, *, method=DEFAULT_METHOD, batch_size: int | None = None,
+def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int | None = None,
                       progress: bool | None = None) -> SolvabilitySweep:
     """`jmbs.solvability` for a batch of configurations, jitted and vmapped.
 
@@ -116,7 +116,7 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=DEFAULT_METHOD, batch
     at all, times of the wrong shape or with NaN, or a `batch_size` that is not a
     positive int.
     """
-    m = resolve_method(method, model)
+    m = resolve_method(default_uniqueness(model) if method is None else method, model)
     qs = as_configuration(model, qs, "qs")
     if qs.ndim != 2:
         raise ValueError(f"qs must have shape (batch, {model.nq}); got {qs.shape}")
@@ -214,7 +214,7 @@ class SolvabilityPath:
     events: list[PathEvent]
 
 
-def solvability_path(model: Model, path: Callable, s, *, method=DEFAULT_METHOD, xtol: float = 1e-10,
+def solvability_path(model: Model, path: Callable, s, *, method=None, xtol: float = 1e-10,
                      progress: bool | None = None, tol: float | None = None) -> SolvabilityPath:
     """Locate where the rank or a uniqueness decision changes along a one-parameter
     path of configurations.
@@ -248,7 +248,7 @@ def solvability_path(model: Model, path: Callable, s, *, method=DEFAULT_METHOD, 
         warnings.warn("solvability_path(tol=...) is deprecated: the bracket width is now "
                       "called xtol", DeprecationWarning, stacklevel=2)
         xtol = tol
-    m = resolve_method(method, model)
+    m = resolve_method(default_uniqueness(model) if method is None else method, model)
     s = np.asarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
         raise ValueError("s must be an increasing 1-D grid with at least two points")
