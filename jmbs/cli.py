@@ -30,7 +30,7 @@ from rich.console import Console
 import jmbs
 
 from ._config import enable_compilation_cache
-from ._formulations.registry import FORMULATIONS
+from ._formulations.registry import FORMULATIONS, default_formulation
 from ._kinematics import CLOSURE_WARNING, closure_error
 from ._progress import tqdm
 from ._solvability.registry import DEFAULT_METHOD, METHODS
@@ -263,8 +263,9 @@ def _resultant(rep, text: str) -> dict:
 def simulate(
     model: ModelArg,
     t1: Annotated[float, typer.Option("--t1", metavar="T", help="End time (s), > 0.")],
-    formulation: Annotated[Formulation, typer.Option(
-        help="How redundancy is handled.")] = Formulation("nullspace"),
+    formulation: Annotated[Formulation | None, typer.Option(
+        help="How redundancy is handled (default: nullspace; divide-and-conquer from "
+        "100 velocity coordinates on).", show_default=False)] = None,
     stabilization: Annotated[Stabilization, typer.Option(
         help="Constraint stabilization.")] = Stabilization("projection"),
     n_saves: Annotated[int, typer.Option(
@@ -308,7 +309,8 @@ def simulate(
     if rtol == atol == 0:
         raise typer.BadParameter("--rtol and --atol cannot both be 0", param_hint="--rtol / --atol")
     mdl = jmbs.load(model, trusted=trusted)
-    form = FORMULATIONS[formulation.value]()
+    form = default_formulation(mdl) if formulation is None else FORMULATIONS[formulation.value]()
+    form_name = next(name for name, cls in FORMULATIONS.items() if type(form) is cls)
     stab_cls = STABILIZATIONS[stabilization.value]
     stab = None if stab_cls is None else stab_cls()
     ts = np.linspace(0.0, t1, n_saves)
@@ -349,7 +351,7 @@ def simulate(
     # actuators, friction) is not a drift.
     energy, balance = data["energy"], data["energy"] - data["work"]
     summary = {
-        "model": _model_info(model, mdl), "t1": t1, "formulation": formulation.value,
+        "model": _model_info(model, mdl), "t1": t1, "formulation": form_name,
         "stabilization": stabilization.value, "steps": int(sol.stats["num_steps"]),
         "rejected_steps": int(sol.stats["num_rejected_steps"]),
         "max_violation": float(data["violation"].max()),
@@ -360,7 +362,7 @@ def simulate(
     if json_:
         print(json.dumps(summary, indent=1))
         return
-    print(f"{model}: t = 0 .. {t1:g}, {formulation.value} formulation, {stabilization.value} "
+    print(f"{model}: t = 0 .. {t1:g}, {form_name} formulation, {stabilization.value} "
           f"stabilization: {summary['steps']} steps ({summary['rejected_steps']} rejected)")
     print(f"max constraint violation: |Phi| = {summary['max_violation']:.2g}, "
           f"|C v + b| = {summary['max_velocity_violation']:.2g}")
