@@ -133,3 +133,14 @@ def test_a02_default_simulation_is_structured_and_matches_the_exact_reference():
     # Every joint of the chain is determined (not redundant), and the energy is kept.
     assert bool(np.all(sol.reactions.unique))
     assert np.ptp(np.asarray(sol.energy)) < 1e-6 * np.max(np.abs(np.asarray(sol.energy)))
+
+
+def test_dense_terms_give_the_same_solve():
+    """`DivideAndConquer` also takes the dense terms (`dynamics_terms(dense=True)`,
+    gathering the blocks from `C` and `M`)."""
+    model = examples.spatial_parallelogram()
+    q, v = _state(model, 3)
+    prep = jmbs.DivideAndConquer().prepare(model, q, 0.0)
+    a_dense, a_blocks = jax.jit(lambda q, v: [
+        prep.solve(jmbs.dynamics_terms(model, q, v, 0.0, dense=d))[0] for d in (True, False)])(q, v)
+    np.testing.assert_allclose(a_dense, a_blocks, atol=1e-11 * np.max(np.abs(a_blocks)))

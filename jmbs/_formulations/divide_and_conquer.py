@@ -6,6 +6,7 @@ import equinox as eqx
 import numpy as np
 
 from .._assembly import body_mass, constraint_blocks
+from .._bodies import NV
 from .._linalg import RANK_RTOL
 from .._model import Model
 from .._solvability.assembly_tree import make_plan
@@ -67,9 +68,15 @@ class DivideAndConquer(AbstractFormulation):
                                 plan=plan, node_ranks=ranks)
 
     def solve(self, state: FormulationState, terms: DynamicsTerms):
-        plan = state.plan
-        return solve(plan, terms.blocks[plan.entry_pick], terms.body_mass, terms.F, terms.gamma,
-                     state.node_ranks, None)
+        plan, nvb = state.plan, NV[state.plan.dim]
+        if terms.blocks is None:  # dense terms (`dynamics_terms(dense=True)`): gather the blocks
+            cols = np.arange(nvb)
+            vals = terms.C[plan.entry_rows[:, None], plan.entry_bodies[:, None] * nvb + cols]
+            idx = np.arange(plan.n_bodies)[:, None] * nvb + cols
+            mass = terms.M[idx[:, :, None], idx[:, None, :]]
+        else:
+            vals, mass = terms.blocks[plan.entry_pick], terms.body_mass
+        return solve(plan, vals, mass, terms.F, terms.gamma, state.node_ranks, None)
 
 
 @eqx.filter_jit
