@@ -172,3 +172,11 @@ STRUCTURED_MIN_NV = 100
 def structured(model) -> bool:
     """Whether `model` is large enough for the structured solves by default."""
     return model.nv >= STRUCTURED_MIN_NV
+
+
+def compress_factor(X: Array, width: int) -> Array:
+    """A factor with `width` columns and the same `X X^T` (a QR of `X^T`), zero-padded;
+    `X` is a batch `(n, rows, cols)` (the divide-and-conquer passes)."""
+    if X.shape[2] > width:
+        X = jnp.linalg.qr(X.mT, mode="r").mT
+    return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))

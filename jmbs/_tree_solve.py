@@ -37,18 +37,8 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._bodies import NV
+from ._linalg import compress_factor
 from ._solvability.assembly_tree import Plan
-
-
-def _T(x):
-    return jnp.swapaxes(x, -1, -2)
-
-
-def _compress(X, width: int):
-    """A factor with `width` columns and the same `X X^T` (QR of `X^T`), zero-padded."""
-    if X.shape[2] > width:
-        X = _T(jnp.linalg.qr(_T(X), mode="r"))
-    return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))
 
 
 @functools.lru_cache(maxsize=64)
@@ -146,7 +136,7 @@ def _whitening(body_mass: Array, leaves: np.ndarray) -> Array:
     """`S_b = L_b^-T` per leaf (`M_b = L_b L_b^T`), zero for a ground leaf."""
     nvb = body_mass.shape[-1]
     L = jnp.linalg.cholesky(body_mass)
-    S = _T(jax.scipy.linalg.solve_triangular(L, jnp.broadcast_to(jnp.eye(nvb), L.shape), lower=True))
+    S = jax.scipy.linalg.solve_triangular(L, jnp.broadcast_to(jnp.eye(nvb), L.shape), lower=True).mT
     return jnp.concatenate([S, jnp.zeros((1, nvb, nvb))])[leaves]
 
 
@@ -182,13 +172,13 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
         if k:
             U, s, Vh = jnp.linalg.svd(FJ, full_matrices=False)
             keep = (jnp.arange(k)[None, :] < ranks[h][:, None]) if ranks is not None else s > tol
-            Vr = _T(Vh) * keep[:, None, :]
+            Vr = Vh.mT * keep[:, None, :]
             Q = FK @ Vr
-            FK = FK - Q @ _T(Vr)
-            P = _T(U) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
+            FK = FK - Q @ Vr.mT
+            P = U.mT * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
         else:
             P, Q = jnp.zeros((lev.n, 0, lev.J)), jnp.zeros((lev.n, lev.B, 0))
-        handles[h] = jnp.concatenate([_compress(FK, lev.W), jnp.zeros((lev.n, 1, lev.W))],
+        handles[h] = jnp.concatenate([compress_factor(FK, lev.W), jnp.zeros((lev.n, 1, lev.W))],
                                      axis=1).reshape(lev.n * (lev.B + 1), lev.W)
         steps.append(Step(P, Q))
         if h == 0:

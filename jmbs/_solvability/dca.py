@@ -37,7 +37,7 @@ import numpy as np
 
 from .._assembly import constraint_blocks
 from .._bodies import NV
-from .._linalg import TINY
+from .._linalg import TINY, compress_factor
 from .._model import Model
 from .assembly_tree import Plan, make_plan
 from .base import AbstractSolvabilityMethod, Decisions, decades
@@ -127,16 +127,6 @@ def scaled_blocks(plan: Plan, vals, L):
     return X
 
 
-def _T(x):
-    return jnp.swapaxes(x, -1, -2)
-
-
-def _compress(X, width: int):
-    """A factor with `width` columns and the same `X X^T` (QR of `X^T`), zero-padded."""
-    n, rows, cols = X.shape
-    if cols > width:
-        X = _T(jnp.linalg.qr(_T(X), mode="r"))
-    return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))
 
 
 def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
@@ -166,13 +156,13 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         if lev.J and lev.cols:
             U, s, Vh = jnp.linalg.svd(FJ, full_matrices=True)
             keep = s > tol
-            Vr = _T(Vh[:, :s.shape[1]]) * keep[:, None, :]
-            FK = FK - (FK @ Vr) @ _T(Vr)
+            Vr = Vh[:, :s.shape[1]].mT * keep[:, None, :]
+            FK = FK - (FK @ Vr) @ Vr.mT
         else:
             U = jnp.broadcast_to(jnp.eye(lev.J), (lev.n, lev.J, lev.J))
             s, keep = jnp.zeros((lev.n, 0)), jnp.zeros((lev.n, 0), bool)
             Vr = jnp.zeros((lev.n, lev.cols, 0))
-        L = _compress(FK, lev.W)
+        L = compress_factor(FK, lev.W)
         handles[h] = jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1)
         passes.append((F, U, s, keep, Vr))
 
@@ -188,7 +178,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         if lev.J:
             null = jnp.concatenate([~keep, jnp.ones((lev.n, lev.J - k), bool)], axis=1)
             born = U * null[:, None, :]
-            coef = (_T(Vr) @ _T(F[:, lev.J:]) @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
+            coef = (Vr.mT @ F[:, lev.J:].mT @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
                                                                   0.0)[:, :, None]
             inherited = -U[:, :, :k] @ coef
             Y = jnp.concatenate([jnp.concatenate([inherited, born], axis=2),
@@ -202,7 +192,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         Y_ext = jnp.concatenate([Y, jnp.zeros((lev.n, 1, Y.shape[2]))], axis=1)
         for sources in lev.sources:
             for src, sel, child, _, down in sources:
-                Xc = _compress(jnp.take_along_axis(Y_ext[sel], down[:, :, None], axis=1),
+                Xc = compress_factor(jnp.take_along_axis(Y_ext[sel], down[:, :, None], axis=1),
                                plan.levels[src].B)
                 patterns[src] = patterns[src].at[child].set(Xc)
     comp = comp[:nc]
