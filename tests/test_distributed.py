@@ -98,8 +98,12 @@ def _run_workers(tmp_path, timeout: float = 90.0) -> list[tuple[int, str, str]]:
     """Both workers' (return code, stdout, stderr); a failed one stops the other at once."""
     script = tmp_path / "worker.py"
     script.write_text(f"SETUP = {SETUP!r}\n" + WORKER)
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
-    env["JAX_PLATFORMS"] = "cpu"  # one CPU device per process
+    env = {k: v for k, v in os.environ.items() if k != "JAX_NUM_CPU_DEVICES"}
+    # One CPU device per process; otherwise the XLA flags of this process, whose programs
+    # the workers' results are compared with bit for bit.
+    env["XLA_FLAGS"] = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split()
+                                if not f.startswith("--xla_force_host_platform_device_count"))
+    env["JAX_PLATFORMS"] = "cpu"
     port = _free_port()
     procs, logs = [], []
     for i in range(2):
