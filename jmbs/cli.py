@@ -33,7 +33,7 @@ from ._config import enable_compilation_cache
 from ._formulations.registry import FORMULATIONS, default_formulation
 from ._kinematics import CLOSURE_WARNING, closure_error
 from ._progress import tqdm
-from ._solvability.registry import DEFAULT_METHOD, METHODS
+from ._solvability.registry import METHODS, default_uniqueness
 from ._solvability.sweep import assemble_along, driver_names
 from ._stabilization.registry import STABILIZATIONS
 
@@ -86,11 +86,15 @@ def _check(value: float | None, hint: str, low: float = -math.inf, high: float =
         raise typer.BadParameter(f"must be {what}, got {value:g}", param_hint=hint)
 
 
-def _method(name: Method, rank_tol: float | None):
+def _check_rank_tol(rank_tol: float | None) -> None:
     # A relative rank tolerance outside (0, 1) decides nothing (a rank of 0 or every
     # singular value counted), and NaN compares false everywhere.
     _check(rank_tol, "--rank-tol", 0.0, 1.0, "between 0 and 1 (exclusive)")
-    cls = METHODS[name.value]
+
+
+def _method(name: Method | None, rank_tol: float | None, model):
+    """The method instance: the given one, else the API's default for `model`."""
+    cls = METHODS[default_uniqueness(model) if name is None else name.value]
     return cls() if rank_tol is None else cls(rtol=rank_tol)
 
 
@@ -184,7 +188,9 @@ def analyze(
     q: Annotated[Path | None, typer.Option(
         "--q", metavar="FILE", help="Analyse this configuration (nq numbers: .npy, or text "
         "separated by spaces or commas), at t = 0.")] = None,
-    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method(DEFAULT_METHOD),
+    method: Annotated[Method | None, typer.Option(
+        help="Uniqueness method (default: nullspace; dca from 100 velocity coordinates on).",
+        show_default=False)] = None,
     rank_tol: RankTol = None,
     json_: JsonOpt = False,
     trusted: TrustedOpt = False,
@@ -206,8 +212,9 @@ def analyze(
     if at is not None and q is not None:
         raise typer.BadParameter("give --at or --q, not both", param_hint="--at / --q")
     _check(at, "--at")
-    solvability_method = _method(method, rank_tol)
+    _check_rank_tol(rank_tol)
     mdl = jmbs.load(model, trusted=trusted)
+    solvability_method = _method(method, rank_tol, mdl)
     t = 0.0 if at is None else at
     if q is not None:
         config, source = _read_configuration(q, mdl), f"configuration from {q}"
@@ -382,7 +389,9 @@ def sweep(
         "--range", metavar="A B", help="Start and end of the driver's coordinate (rad or m, "
         "from the reference configuration); without --driver, of time (s).")],
     n: Annotated[int, typer.Option("--n", metavar="K", min=2, help="Configurations on the grid.")],
-    method: Annotated[Method, typer.Option(help="Uniqueness method.")] = Method(DEFAULT_METHOD),
+    method: Annotated[Method | None, typer.Option(
+        help="Uniqueness method (default: nullspace; dca from 100 velocity coordinates on).",
+        show_default=False)] = None,
     rank_tol: RankTol = None,
     out: Annotated[str | None, typer.Option(
         "--out", metavar="PREFIX", help="Write PREFIX.csv and PREFIX.png (default: "
@@ -417,8 +426,9 @@ def sweep(
     a, b = range_
     if not a < b:
         raise typer.BadParameter(f"needs A < B, got {a:g} {b:g}", param_hint="--range")
-    solvability_method = _method(method, rank_tol)
+    _check_rank_tol(rank_tol)
     mdl = jmbs.load(model, trusted=trusted)
+    solvability_method = _method(method, rank_tol, mdl)
     if not driver_names(mdl):
         raise ValueError(f"{model} has no drivers: a sweep moves a driver's coordinate; add a "
                          "driver to the model file, or analyse single configurations with "
