@@ -12,6 +12,9 @@ from jaxtyping import Array, Float, Int
 
 from . import _display
 from ._assembly import (
+    blocks_matvec,
+    body_mass,
+    constraint_blocks,
     constraint_matrix,
     gamma,
     mass_matrix,
@@ -29,9 +32,12 @@ from ._linalg import (
     mechanism_size,
     numerical_rank,
     rank_from_singular_values,
+    structured,
 )
 from ._model import Model
 from ._rotations import quat_exp, quat_multiply, quat_rate_matrix
+from ._solvability.assembly_tree import make_plan
+from ._tree_solve import solve as tree_solve
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
 # A configuration that violates a holonomic constraint by more than this (relative to
@@ -274,7 +280,8 @@ def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.
 
     `v = v_g - W C^T (C W C^T)^+ (C v_g + b)` with `W = M^-1` (zero at the
     `fixed` coordinates, which keep their guessed values). Redundant rows are
-    handled by the pseudoinverse.
+    handled by the pseudoinverse. From `jmbs.STRUCTURED_MIN_NV` velocity coordinates
+    on (and without `fixed`), solved along the assembly tree in O(n).
 
     **Raises:** `eqx.EquinoxRuntimeError` (a `RuntimeError`), concrete or traced,
     when no such velocity exists: `max |C v + b|` stays above `tol` (relative to
@@ -289,8 +296,12 @@ def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.
                                                      "velocity coordinate")
     check_finite(where, "t", t, "pass a finite time")
     check_positive(where, "tol", tol)
-    free = jnp.asarray(free_mask(model, fixed), dtype=float)
-    v, r, bad = _consistent_velocity(model, q, v, jnp.asarray(t, dtype=float), free, tol)
+    t = jnp.asarray(t, dtype=float)
+    if structured(model) and not fixed:
+        v, r, bad = _consistent_velocity_tree(model, q, v, t, tol)
+    else:
+        free = jnp.asarray(free_mask(model, fixed), dtype=float)
+        v, r, bad = _consistent_velocity(model, q, v, t, free, tol)
     return fail_if(v, bad, f"{where}: no velocity satisfies the constraints (their velocities "
                    "conflict)", lambda: f"{where}: no velocity satisfies C v + b = 0 at this "
                    f"configuration: {conflict(model, np.asarray(r))}")
@@ -343,10 +354,27 @@ def _consistent_velocity(model, q, v, t, free, tol):
     W = jnp.linalg.inv(mass_matrix(model)) * free[:, None] * free[None, :]
     S = C @ W @ C.T
     out = v - W @ C.T @ (jnp.linalg.pinv(S, rtol=VELOCITY_RTOL, hermitian=True) @ (C @ v + b))
-    r = C @ out + b
+    return _velocity_check(out, C @ out + b, b, C @ v, tol)
+
+
+@eqx.filter_jit
+def _consistent_velocity_tree(model, q, v, t, tol):
+    """`_consistent_velocity` without fixed coordinates, along the assembly tree:
+    `M dv + C^T lam = 0`, `C dv = -(C v + b)`."""
+    plan = make_plan(model)
+    blocks, b = constraint_blocks(model, q, t), velocity_rhs(model, q, t)
+    Cv = blocks_matvec(model, blocks, v)
+    # VELOCITY_RTOL is relative to C W C^T's eigenvalues, the tree's to singular values.
+    dv, _ = tree_solve(plan, blocks[plan.entry_pick], body_mass(model), jnp.zeros(model.nv),
+                       -(Cv + b), None, VELOCITY_RTOL**0.5)
+    return _velocity_check(v + dv, blocks_matvec(model, blocks, v + dv) + b, b, Cv, tol)
+
+
+def _velocity_check(v, r, b, Cv_guess, tol):
+    """`(v, r, whether |r| stays above tol relative to max(1, |b|, |C v_guess|))`."""
     size = jnp.maximum(1.0, jnp.maximum(jnp.max(jnp.abs(b), initial=0.0),
-                                        jnp.max(jnp.abs(C @ v), initial=0.0)))
-    return out, r, jnp.max(jnp.abs(r), initial=0.0) > tol * size
+                                        jnp.max(jnp.abs(Cv_guess), initial=0.0)))
+    return v, r, jnp.max(jnp.abs(r), initial=0.0) > tol * size
 
 
 class KinematicsSolution(eqx.Module):

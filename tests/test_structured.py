@@ -146,3 +146,16 @@ def test_dense_terms_give_the_same_solve():
     a_dense, a_blocks = jax.jit(lambda q, v: [
         prep.solve(jmbs.dynamics_terms(model, q, v, 0.0, dense=d))[0] for d in (True, False)])(q, v)
     np.testing.assert_allclose(a_dense, a_blocks, atol=1e-11 * np.max(np.abs(a_blocks)))
+
+
+def test_structured_consistent_velocity_equals_the_dense_formula():
+    """From `jmbs.STRUCTURED_MIN_NV` coordinates on, `consistent_velocity` solves along the
+    tree; NumPy's `v_g - M^-1 C^T (C M^-1 C^T)^+ (C v_g + b)` gives the same velocity."""
+    model = examples.n_four_bar(17)
+    v_guess = np.random.default_rng(4).normal(size=model.nv)
+    v = np.asarray(jmbs.consistent_velocity(model, model.q0, v_guess))
+    C = np.asarray(jmbs.constraint_matrix(model, model.q0))
+    b = np.asarray(jmbs.velocity_rhs(model, model.q0))
+    W = np.linalg.inv(np.asarray(jmbs.mass_matrix(model)))
+    expected = v_guess - W @ C.T @ np.linalg.pinv(C @ W @ C.T) @ (C @ v_guess + b)
+    np.testing.assert_allclose(v, expected, atol=1e-10 * np.max(np.abs(expected)))
