@@ -168,7 +168,7 @@ class Reactions(eqx.Module):
     q: Float[Array, "... nq"]
     t: Float[Array, "..."]
     rigid: tuple[bool, ...] = eqx.field(static=True)  # rows decided (others compliant)
-    ctol: float = eqx.field(static=True)  # the uniqueness method's criterion tolerance
+    ctol: Float[Array, "..."]  # the uniqueness method's criterion tolerance (an array: no retrace)
 
     def __repr__(self) -> str:
         return reactions_line(self)
@@ -271,7 +271,7 @@ class Reactions(eqx.Module):
         C = jax.vmap(constraint_matrix, in_axes=(None, 0, 0))(model, q, t)
         crit = resultant_criteria(C, q, characteristic_lengths(model), model.dim, jnp.asarray(rows),
                                   jnp.asarray(bodies), self.rigid, rank)
-        return jax.lax.stop_gradient((crit <= self.ctol).reshape(batch))
+        return jax.lax.stop_gradient(crit.reshape(batch) <= self.ctol)
 
     def is_unique(self, name: str) -> Array:
         """Whether the element's reaction is uniquely determined, `(...)`."""
@@ -292,7 +292,7 @@ def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndar
     components = tuple(spec.components for spec in model.element_specs)
     return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
                      unique, comp, rank, values, q, jnp.asarray(t, dtype=float),
-                     tuple(bool(x) for x in np.asarray(rigid)), float(method.ctol))
+                     tuple(bool(x) for x in np.asarray(rigid)), jnp.asarray(method.ctol, float))
 
 
 class StateResult(eqx.Module):

@@ -395,3 +395,37 @@ def test_bad_input(robot):
         jmbs.solvability_sweep(robot, np.stack([q, q]))
     with pytest.raises(ValueError, match="increasing"):
         jmbs.solvability_path(robot, lambda s: robot.q0, [1.0, 0.0])
+
+
+@pytest.mark.parametrize("name", SOLVABILITY_METHODS)
+def test_new_method_tolerances_reuse_the_compiled_programs(name):
+    """A method's `rtol` and `ctol` are array leaves (issue 14, item 4): the sweep, the
+    decisions and a simulation's reactions with other tolerances trace nothing, and the
+    new values take effect (a rank tolerance of 0.7 lowers the parallelogram's rank; a
+    criterion tolerance above every criterion makes every reaction unique, except for
+    the rank comparison, which has no criterion tolerance)."""
+    traces = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, _, **kw: traces.append(event) if event.endswith("jaxpr_trace_duration") else None)
+    model = examples.parallelogram()
+    qs = np.stack([np.asarray(model.q0)] * 3)
+    cls = jmbs.SOLVABILITY_METHODS[name]
+    decide = jax.jit(lambda m: jmbs.solvability_decisions(model, model.q0, method=m))
+
+    def run(rtol, ctol):
+        method = cls(rtol=rtol, ctol=ctol)
+        sweep = jmbs.solvability_sweep(model, qs, method=method, progress=False)
+        dec = decide(method)
+        sol = jmbs.simulate(model, 0.05, uniqueness=method, saveat=[0.05])
+        return (sweep.rank, int(dec.rank), int(sol.reactions.rank[-1]), sweep.is_unique("B0"),
+                bool(dec.unique[1]), bool(sol.reactions.is_unique("B0")[-1]))
+
+    first = run(1e-8, 1e-6)
+    before = len(traces)
+    second = run(0.7, 100.0)
+    assert len(traces) == before
+    assert np.all(first[0] == 11) and first[1] == first[2] == 11
+    assert np.all(second[0] < 11) and second[1] < 11 and second[2] < 11
+    assert not first[3].any() and not first[4] and not first[5]
+    if name != "rank":
+        assert second[3].all() and second[4] and second[5]

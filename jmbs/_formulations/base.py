@@ -144,10 +144,11 @@ def constraint_rank(model: Model, q, t, rtol, rows=None) -> int:
     return numerical_rank(C if rows is None else C[np.asarray(rows)], float(rtol))
 
 
-def as_float(x) -> np.ndarray:
-    """Converter for hyper-parameters that do not change shapes: a NumPy array leaf,
-    so that `eqx.filter_jit` traces it and a new value reuses the compiled program."""
-    return np.asarray(x, dtype=float)
+def as_float(x) -> Array:
+    """Converter for hyper-parameters that do not change shapes: an array leaf (NumPy
+    for a concrete value, a JAX array or tracer as given), so that `eqx.filter_jit`
+    traces it and a new value reuses the compiled program."""
+    return jnp.asarray(x, dtype=float) if isinstance(x, jax.Array) else np.asarray(x, dtype=float)
 
 
 def row_values(model: Model, values, what: str, default: float | None = None) -> np.ndarray:

@@ -31,7 +31,8 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
     - `q`: configuration `(nq,)`; it should satisfy the constraints.
     - `t`: time (drivers).
     - `method`: a name (`"nullspace"`, `"qr"`, `"svd"`, `"rank"`,
-      `"kinetostatic"`, `"dca"`) or a method instance such as `jmbs.QR(rtol=1e-6)`; static.
+      `"kinetostatic"`, `"dca"`) or a method instance such as `jmbs.QR(rtol=1e-6)`; which
+      method is static, its tolerances are array leaves (traceable, no recompilation).
       Default: as `jmbs.solvability`'s.
     - `sets`: studied row masks `(s, nc)`; default `jmbs.element_sets(model)`,
       one per element.

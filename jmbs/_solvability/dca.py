@@ -37,6 +37,7 @@ import numpy as np
 
 from .._assembly import constraint_blocks
 from .._bodies import NV
+from .._formulations.base import as_float
 from .._linalg import TINY, compress_factor
 from .._model import Model
 from .assembly_tree import Plan, make_plan
@@ -67,8 +68,8 @@ class DCA(AbstractSolvabilityMethod):
       Default: balanced, by recursive bisection of the body graph.
     """
 
-    rtol: float = 1e-8
-    ctol: float = 1e-6
+    rtol: float = eqx.field(converter=as_float, default=1e-8)
+    ctol: float = eqx.field(converter=as_float, default=1e-6)
     tree: Any = eqx.field(static=True, default=None, converter=_as_tree)
     plan: Plan | None = eqx.field(static=True, default=None, repr=False)
     name: ClassVar[str] = "dca"

@@ -3,9 +3,11 @@ the equilibrium matrix `A`, built body by body from the reaction wrenches."""
 
 from typing import ClassVar
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._formulations.base import as_float
 from .._kinetostatics import kinetostatic_matrix
 from .._linalg import TINY
 from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
@@ -21,8 +23,8 @@ class Kinetostatic(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = 1e-8
-    ctol: float = 1e-6
+    rtol: float = eqx.field(converter=as_float, default=1e-8)
+    ctol: float = eqx.field(converter=as_float, default=1e-6)
     name: ClassVar[str] = "kinetostatic"
 
     def matrix(self, model, q, t):

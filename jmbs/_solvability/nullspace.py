@@ -3,9 +3,11 @@ independent rows of `C`, found by a column-pivoted QR of `C^T`."""
 
 from typing import ClassVar
 
+import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
+from .._formulations.base import as_float
 from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
 
 
@@ -23,8 +25,8 @@ class NullSpace(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = 1e-8
-    ctol: float = 1e-6
+    rtol: float = eqx.field(converter=as_float, default=1e-8)
+    ctol: float = eqx.field(converter=as_float, default=1e-6)
     name: ClassVar[str] = "nullspace"
 
     def decide(self, C, sets):

@@ -2,9 +2,11 @@
 
 from typing import ClassVar
 
+import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
+from .._formulations.base import as_float
 from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
 
 
@@ -17,8 +19,8 @@ class QR(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = 1e-8
-    ctol: float = 1e-6
+    rtol: float = eqx.field(converter=as_float, default=1e-8)
+    ctol: float = eqx.field(converter=as_float, default=1e-6)
     name: ClassVar[str] = "qr"
 
     def decide(self, C, sets):

@@ -2,9 +2,11 @@
 
 from typing import ClassVar
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._formulations.base import as_float
 from .._linalg import TINY
 from .base import AbstractSolvabilityMethod, Decisions, decades, rank_from_values
 
@@ -25,8 +27,8 @@ class RankComparison(AbstractSolvabilityMethod):
       common interface.
     """
 
-    rtol: float = 1e-8
-    ctol: float = 1e-6
+    rtol: float = eqx.field(converter=as_float, default=1e-8)
+    ctol: float = eqx.field(converter=as_float, default=1e-6)
     name: ClassVar[str] = "rank"
 
     def decide(self, C, sets):

@@ -263,7 +263,7 @@ class SolvabilityReport:
                                zip(spec.components, d.component_unique[rows],
                                    d.component_criterion[rows])},
             })
-        return {"method": self.method, "rtol": self._method.rtol, "ctol": self._method.ctol,
+        return {"method": self.method, "rtol": float(self._method.rtol), "ctol": float(self._method.ctol),
                 "t": self.t, "rank": self.rank, "redundancy": self.redundancy, "dof": self.dof,
                 "n_constraints": self.n_constraints, "n_velocities": self.model.nv,
                 "rank_margin": self.rank_margin, "reference_rank": self.reference_rank,

@@ -2,8 +2,10 @@
 
 from typing import ClassVar
 
+import equinox as eqx
 import jax.numpy as jnp
 
+from .._formulations.base import as_float
 from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
 
 
@@ -15,8 +17,8 @@ class SVD(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = 1e-8
-    ctol: float = 1e-6
+    rtol: float = eqx.field(converter=as_float, default=1e-8)
+    ctol: float = eqx.field(converter=as_float, default=1e-6)
     name: ClassVar[str] = "svd"
 
     def decide(self, C, sets):
