@@ -17,7 +17,7 @@ from ._assembly import (
     constraint_blocks,
     constraint_matrix,
     gamma,
-    mass_matrix,
+    inverse_mass_matrix,
     phi,
     qdot,
     velocity_rhs,
@@ -350,10 +350,14 @@ def _rheonomic_residuals(model, q, v, t, tol):
 
 @eqx.filter_jit
 def _consistent_velocity(model, q, v, t, free, tol):
+    """The mass-weighted least change of `v` (free coordinates only) onto `C v + b = 0`:
+    `dv = -W C^T (C W C^T)^+ r = -B (C B)^+ r` with `W = B B^T` (the free part of
+    `M^-1`). The pseudo-inverse of `C B` rather than of `C W C^T` keeps the condition
+    number unsquared: redundant rows leave `C v + b` at rounding level."""
     C, b = constraint_matrix(model, q, t), velocity_rhs(model, q, t)
-    W = jnp.linalg.inv(mass_matrix(model)) * free[:, None] * free[None, :]
-    S = C @ W @ C.T
-    out = v - W @ C.T @ (jnp.linalg.pinv(S, rtol=VELOCITY_RTOL, hermitian=True) @ (C @ v + b))
+    B = jnp.linalg.cholesky(inverse_mass_matrix(model)) * free[:, None]
+    # VELOCITY_RTOL is relative to C W C^T's eigenvalues, hence its root on singular values.
+    out = v - B @ (jnp.linalg.pinv(C @ B, rtol=VELOCITY_RTOL**0.5) @ (C @ v + b))
     return _velocity_check(out, C @ out + b, b, C @ v, tol)
 
 
