@@ -182,7 +182,9 @@ class Rigid:
         U, _, _ = np.linalg.svd(np.asarray(jmbs.constraint_matrix(model, q)))
         assert self.rep.redundancy == 1  # null(C^T): the left singular vectors past the rank
         s = U[:, self.rep.rank]
-        self.s = s * np.sign(s[np.argmax(np.abs(s))])
+        # Sign convention: the first component that is not zero (to rounding) is positive
+        # (the largest one is not a convention: several can tie, and rounding picks one).
+        self.s = s * np.sign(s[np.flatnonzero(np.abs(s) > 1e-6 * np.abs(s).max())[0]])
         A = np.asarray(jmbs.kinetostatic_matrix(model, q))  # A x: generalized force of x = -lam
         self.W = {}
         for name, (body, p) in joints.items():

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import body_qdot, point, rotate
+from .._bodies import body_qdot, position, rotation
 from .._joints.base import local_frames, local_points
 from .base import AbstractForce, LoadInputs, names_and_bodies
 
@@ -17,13 +17,13 @@ def _deflection(s_i, s_j, E_i, E_j, q):
     bushing frame (global axes at the reference, fixed in body i), then the relative
     rotation: planar the angle, spatial `vee(R - R^T) / 2` of the relative rotation
     `R` (`sin(angle) axis`: the rotation vector for small rotations)."""
-    Fi = rotate(q[0], E_i)
-    d = Fi.T @ (point(q[1], s_j) - point(q[0], s_i))
+    Ri, Rj = rotation(q[0]), rotation(q[1])
+    Fi, Fj = Ri @ E_i, Rj @ E_j
+    d = Fi.T @ (position(q[1]) + Rj @ s_j - position(q[0]) - Ri @ s_i)
     if q.shape[-1] == 3:
-        Fj = rotate(q[1], E_j)
         angle = jnp.arctan2(Fi[:, 0] @ Fj[:, 1], Fi[:, 0] @ Fj[:, 0])
         return jnp.concatenate([d, angle[None]])
-    R = Fi.T @ rotate(q[1], E_j)
+    R = Fi.T @ Fj
     w = 0.5 * jnp.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sin(angle) axis
     c = 0.5 * (jnp.trace(R) - 1.0)  # cos(angle)
     ww = jnp.sum(w * w)

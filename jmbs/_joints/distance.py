@@ -9,7 +9,7 @@ from jaxtyping import Array
 
 from .._bodies import dot, point
 from .base import AbstractHolonomic, local_points, unit_wrenches
-from .spatial import separation
+from .spatial import rotations, separation
 
 
 class Distance(AbstractHolonomic):
@@ -39,12 +39,12 @@ class Distance(AbstractHolonomic):
 
     def phi(self, qs, t):
         def one(el, q):
-            d = separation(q, el.s_i, el.s_j)
+            d = separation(q, rotations(q), el.s_i, el.s_j)
             return ((dot(d, d) - el.length**2) / (2 * el.length))[None]
 
         return jax.vmap(one)(self, qs)
 
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
-        d = jax.vmap(separation)(qs, self.s_i, self.s_j)
+        d = jax.vmap(lambda q, s_i, s_j: separation(q, rotations(q), s_i, s_j))(qs, self.s_i, self.s_j)
         return unit_wrenches(P, [(d / jnp.linalg.norm(d, axis=-1, keepdims=True), None)])

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import dot, point, position, rotate
+from .._bodies import dot, matvec, point, position, rotate
 from .base import (
     AbstractHolonomic,
     DeriveContext,
@@ -28,7 +28,7 @@ from .base import (
     unit_wrenches,
 )
 from .planar import ref_angle
-from .spatial import joint_frames, separation
+from .spatial import joint_frames, rotations, separation
 
 
 def _joint_specs(specs: list[DriverSpec], ctx: DeriveContext) -> list[ElementSpec]:
@@ -118,7 +118,8 @@ class PlanarSlideDriver(AbstractDriver):
     def phi(self, qs, t):
         # Motion parameters have no instance axis, so vmap over the geometry only.
         def one(s_i, s_j, u_i, q):
-            return dot(rotate(q[0], u_i), point(q[1], s_j) - point(q[0], s_i))
+            R = rotations(q)
+            return dot(matvec(R[0], u_i), separation(q, R, s_i, s_j))
 
         slide = jax.vmap(one)(self.s_i, self.s_j, self.u_i, qs)
         return (slide - self.targets(t))[:, None]
@@ -192,7 +193,8 @@ class SpatialSlideDriver(AbstractDriver):
 
     def phi(self, qs, t):
         def one(s_i, s_j, z_i, q):
-            return dot(rotate(q[0], z_i), separation(q, s_i, s_j))
+            R = rotations(q)
+            return dot(matvec(R[0], z_i), separation(q, R, s_i, s_j))
 
         slide = jax.vmap(one)(self.s_i, self.s_j, self.z_i, qs)
         return (slide - self.targets(t))[:, None]

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import dot, matvec, point, rotate
+from .._bodies import dot, matvec, point, position, rotate, rotation
 from .._rotations import frame_from_axis, frame_from_two_axes
 from .base import AbstractHolonomic, DeriveContext, local_frames, local_points, unit_wrenches
 
@@ -27,9 +27,15 @@ def joint_frames(ctx: DeriveContext, specs) -> Array:
     return jnp.broadcast_to(jnp.eye(3), (len(specs), 3, 3))
 
 
-def separation(q: Array, s_i: Array, s_j: Array) -> Array:
-    """Global vector from the joint point on body i to the one on body j."""
-    return point(q[1], s_j) - point(q[0], s_i)
+def separation(q: Array, R: tuple[Array, Array], s_i: Array, s_j: Array) -> Array:
+    """Global vector from the joint point on body i to the one on body j, given the
+    bodies' rotation matrices `R = (R_i, R_j)`."""
+    return position(q[1]) + matvec(R[1], s_j) - position(q[0]) - matvec(R[0], s_i)
+
+
+def rotations(q: Array) -> tuple[Array, Array]:
+    """The rotation matrices of the two bodies of a joint instance `q (2, 7)`."""
+    return rotation(q[0]), rotation(q[1])
 
 
 def rotation_lock(Ei: Array, Ej: Array) -> Array:
@@ -73,10 +79,11 @@ class AbstractFrameJoint(AbstractHolonomic):
         pos, rot = self.position_rows, self.rotation_rows
 
         def one(el, q):
-            Ei = rotate(q[0], el.E_i)
-            rows = matvec(Ei.T, separation(q, el.s_i, el.s_j))[jnp.array(pos)]
+            R = rotations(q)
+            Ei = matvec(R[0], el.E_i)
+            rows = matvec(Ei.T, separation(q, R, el.s_i, el.s_j))[jnp.array(pos)]
             if rot:
-                Ej = rotate(q[1], el.E_j)
+                Ej = matvec(R[1], el.E_j)
                 rows = jnp.concatenate([rows, rotation_lock(Ei, Ej)[jnp.array(rot)]])
             return rows
 
@@ -153,10 +160,11 @@ class SpatialUniversal(AbstractHolonomic):
 
     def phi(self, qs, t):
         def one(el, q):
-            Ei = rotate(q[0], el.E_i)
-            yj = rotate(q[1], el.y_j)
+            R = rotations(q)
+            Ei = matvec(R[0], el.E_i)
+            yj = matvec(R[1], el.y_j)
             # d/dt(x_i·y_j) w.r.t. omega_j is -z, hence the sign.
-            return jnp.concatenate([matvec(Ei.T, separation(q, el.s_i, el.s_j)),
+            return jnp.concatenate([matvec(Ei.T, separation(q, R, el.s_i, el.s_j)),
                                     -dot(Ei[:, 0], yj)[None]])
 
         return jax.vmap(one)(self, qs)
