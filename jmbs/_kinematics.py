@@ -49,7 +49,7 @@ def closure_error(model: Model, q, t=0.0) -> tuple[float, str | None, float]:
     """Host-side, concrete `q`: `(largest |Phi| of a holonomic row, its element (None
     without holonomic rows), the mechanism's size)`."""
     res = np.abs(np.asarray(phi(model, q, t))) * np.asarray(model.holonomic_rows)
-    size = float(mechanism_size(model, q))
+    size = float(mechanism_size(model, np.asarray(q)))
     if not res.size:
         return 0.0, None, size
     worst = int(np.argmax(res))

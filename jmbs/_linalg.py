@@ -87,9 +87,11 @@ def rank_from_singular_values(s: Float[Array, " k"], rtol: float | Array = RANK_
 def mechanism_size(model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """The scale that relative position tolerances are measured against:
     `max(1, max |position of a body|)` (quaternions, already of order one,
-    excluded). Works on concrete and traced `q`; `float(...)` it on the host."""
-    pos = jnp.reshape(q, (-1, NQ[model.dim]))[:, :model.dim]
-    return jnp.maximum(1.0, jnp.max(jnp.abs(pos), initial=0.0))
+    excluded). Traced `q` or a JAX array gives a JAX scalar, a NumPy `q` a NumPy one
+    (no device program on the host)."""
+    xp = np if isinstance(q, np.ndarray) else jnp
+    pos = xp.reshape(q, (-1, NQ[model.dim]))[:, :model.dim]
+    return xp.maximum(1.0, xp.max(xp.abs(pos), initial=0.0))
 
 
 def solve_masked(A: Float[Array, "n n"], b: Float[Array, " n"], keep: Array) -> Float[Array, " n"]:

@@ -11,6 +11,7 @@ from .._assembly import phi, velocity_residual
 from .._formulations.base import (
     AbstractFormulation,
     Prepared,
+    as_float,
     check_finite,
     check_positive,
     is_traced,
@@ -34,7 +35,7 @@ from .._solvability.report import decisions_at, generic_rank
 from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
 from .integrate import integrate, solution
-from .solution import RESULTS, Solution
+from .solution import Solution, failures
 
 # An initial state within this (relative to the mechanism's size, or to the
 # largest speed) of the constraints is on them to the accuracy of the data: it
@@ -136,8 +137,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     if isinstance(stepsize_controller, diffrax.PIDController):
         # Tolerances as arrays: a new value then reuses the compiled program.
         stepsize_controller = eqx.tree_at(lambda c: (c.rtol, c.atol), stepsize_controller,
-                                          (jnp.asarray(stepsize_controller.rtol, float),
-                                           jnp.asarray(stepsize_controller.atol, float)))
+                                          (as_float(stepsize_controller.rtol),
+                                           as_float(stepsize_controller.atol)))
     if isinstance(solver, diffrax.AbstractImplicitSolver) and isinstance(
             stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
         solver = _resolve_tolerances(solver, stepsize_controller)
@@ -158,8 +159,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         if float(t1) < float(t0) and not backward:
             raise ValueError(f"jmbs.simulate: t1 = {float(t1):g} is before t0 = {float(t0):g}; to "
                              "integrate backward in time pass backward=True, else check the sign")
-    if saveat is None:
-        saveat = jnp.linspace(t0, t1, 101)
+    if saveat is None:  # NumPy where concrete: no device program for it
+        saveat = (jnp if is_traced(t0, t1) else np).linspace(t0, t1, 101)
     if not isinstance(saveat, diffrax.SaveAt):
         saveat = diffrax.SaveAt(ts=_check_saveat(jnp.asarray(saveat, dtype=float), t0, t1))
     t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
@@ -192,13 +193,14 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
             f"rank {generic} of the motion; prepare it away from the start (formulation"
             f".prepare(model, q, t)) or state rank={generic}" if at_start else ""))
     hint = ""
-    if concrete and not np.all(np.asarray(sol.ok)):
+    failed = failures(sol.result)
+    if concrete and np.any(failed):
         hint = _singular_start(model, method, q_on, t0)
         hint = f"Cause: {hint}." if hint else _conflict_on_the_way(model, sol, t1)
         if hint and not throw:
             warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
     if throw:
-        sol = fail_if(sol, sol.result != RESULTS.successful,
+        sol = fail_if(sol, failed,
                       "jmbs.simulate failed; run with throw=False and read Solution.message",
                       lambda: f"jmbs.simulate failed: {sol.message}{' ' + hint if hint else ''} "
                               "(run with throw=False to inspect the partial result)")

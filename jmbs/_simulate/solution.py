@@ -8,6 +8,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 
 from .._display import concrete, reactions_html, solution_line, solution_text
+from .._formulations.base import is_traced
 from .._kinematics import singular_points
 from .._outputs import joint_coordinates
 from .._reactions import Reactions
@@ -140,6 +141,14 @@ class Solution(eqx.Module):
     def ok(self) -> Bool[Array, "..."]:
         """Whether the run (each batch element's) succeeded."""
         return self.result == RESULTS.successful
+
+
+def failures(result: RESULTS) -> "np.ndarray | Bool[Array, '...']":
+    """Where runs failed (`result` not successful): NumPy for a concrete result (no
+    device program on the host's side of a call), traced otherwise."""
+    if is_traced(result._value):
+        return result != RESULTS.successful
+    return np.asarray(result._value) != _SUCCESS
 
 
 # Code -> message, for batches (`RESULTS[item]` formats a whole batch as one string).
