@@ -55,8 +55,8 @@ def rotate(q: Float[Array, " nq_b"], x: Array) -> Array:
     In 3-D it is `R(p) x` with `R = quat_to_rot(p)`. A caller that rotates several
     vectors of one body builds `rotation(q)` once and applies it with `matvec`: the
     constraint terms differentiate these expressions twice, and one rotation
-    matrix per body keeps their programs small (the Bricard's `C`, `b`, `Gamma`:
-    2590 instead of 2976 operations, 30 instead of 99 us per evaluation).
+    matrix per body keeps their programs small (docs/benchmarks.md, "Smaller
+    constraint-term programs").
     """
     if _planar(q):
         c, s = jnp.cos(q[2]), jnp.sin(q[2])

@@ -129,3 +129,28 @@ def test_grad_through_spatial_assemble_matches_finite_differences():
 
     P = model.params()["J4.point"] + jnp.array([0.0, 0.0, 0.01])
     np.testing.assert_allclose(jax.grad(f)(P), _fd(f, P), rtol=1e-6, atol=1e-9)
+
+
+def test_quaternion_rotation_and_rate_against_independent_formulas():
+    """`quat_to_rot` (one product with a constant matrix) against Rodrigues' formula for
+    unit quaternions and its degree-two homogeneity off them; `qdot`'s quaternion rate
+    against `p_dot = 1/2 p ⊗ (0, omega')` with the Hamilton product."""
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        n = rng.standard_normal(3)
+        n /= np.linalg.norm(n)
+        th = rng.uniform(-np.pi, np.pi)
+        p = np.concatenate([[np.cos(th / 2)], np.sin(th / 2) * n])
+        K = np.array([[0, -n[2], n[1]], [n[2], 0, -n[0]], [-n[1], n[0], 0]])
+        rodrigues = np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K
+        np.testing.assert_allclose(jmbs.rotations.quat_to_rot(jnp.asarray(p)), rodrigues, atol=1e-15)
+        np.testing.assert_allclose(jmbs.rotations.quat_to_rot(jnp.asarray(1.7 * p)), 1.7**2 * rodrigues,
+                                   atol=1e-14)
+    model = examples.bricard()
+    q, v = model.q0 + 0.1 * jnp.asarray(rng.standard_normal(model.nq)), jnp.asarray(rng.standard_normal(model.nv))
+    qd = np.asarray(jmbs.qdot(model, q, v)).reshape(-1, 7)
+    for b, (qb, vb) in enumerate(zip(np.asarray(q).reshape(-1, 7), np.asarray(v).reshape(-1, 6))):
+        np.testing.assert_allclose(qd[b, :3], vb[:3], atol=1e-15)
+        expected = 0.5 * np.asarray(jmbs.rotations.quat_multiply(jnp.asarray(qb[3:]),
+                                                                 jnp.asarray(np.concatenate([[0.0], vb[3:]]))))
+        np.testing.assert_allclose(qd[b, 3:], expected, atol=1e-15)
