@@ -81,22 +81,17 @@ def quat_exp(theta: Float[Array, "3"]) -> Float[Array, "4"]:
 
 def rot_to_quat(R: Float[Array, "3 3"]) -> Float[Array, "4"]:
     """Unit quaternion (w >= 0) of a rotation matrix, by the largest-pivot rule."""
+    # Four candidate formulas, the rows of the symmetric 4 x 4 matrix `N` (4 p p^T on
+    # unit quaternions); row k is well conditioned when its pivot N[k, k] is largest.
+    # Built as whole arrays (the model's derivation evaluates it for every body).
     tr = jnp.trace(R)
-    d = jnp.array([tr, R[0, 0], R[1, 1], R[2, 2]])
-    k = jnp.argmax(d)
-    # Four candidate formulas; each is well conditioned when its pivot is largest.
-    def cand(pivot, w, x, y, z):
-        s = 2.0 * jnp.sqrt(jnp.maximum(pivot, 1e-300))
-        return jnp.array([w, x, y, z]) / s
-
-    c0 = cand(1 + tr, (1 + tr), R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1])
-    c1 = cand(1 + 2 * R[0, 0] - tr, R[2, 1] - R[1, 2], 1 + 2 * R[0, 0] - tr,
-              R[0, 1] + R[1, 0], R[0, 2] + R[2, 0])
-    c2 = cand(1 + 2 * R[1, 1] - tr, R[0, 2] - R[2, 0], R[0, 1] + R[1, 0],
-              1 + 2 * R[1, 1] - tr, R[1, 2] + R[2, 1])
-    c3 = cand(1 + 2 * R[2, 2] - tr, R[1, 0] - R[0, 1], R[0, 2] + R[2, 0],
-              R[1, 2] + R[2, 1], 1 + 2 * R[2, 2] - tr)
-    q = jnp.stack([c0, c1, c2, c3])[k]
+    diag = jnp.concatenate([(1 + tr)[None], 1 + 2 * jnp.diagonal(R) - tr])
+    skew = jnp.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    N = jnp.concatenate([skew[None, :], R + R.T], axis=0)  # rows 1-3 of the 4 x 3 lower part
+    N = jnp.concatenate([jnp.concatenate([jnp.zeros(1), skew])[:, None], N], axis=1)
+    N = N.at[jnp.arange(4), jnp.arange(4)].set(diag)
+    k = jnp.argmax(jnp.concatenate([tr[None], jnp.diagonal(R)]))
+    q = N[k] / (2.0 * jnp.sqrt(jnp.maximum(N[k, k], 1e-300)))
     return q * jnp.where(q[0] < 0, -1.0, 1.0)
 
 
