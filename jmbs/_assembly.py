@@ -102,6 +102,13 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
     return _scatter_rows(model, vals)
 
 
+@_jitted
+def initial_residuals(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array]:
+    """`(Phi, C v + b)` from one program (the host's checks of an initial state share
+    the constraint evaluation: `Phi` is the primal of the velocity residual's JVP)."""
+    return phi(model, q, t), velocity_residual(model, q, v, t)
+
+
 def _group_blocks(g, qs: Array, t: Array) -> Array:
     """Per-instance blocks `(n, m, k, nv_b)` of `C`.
 

@@ -45,10 +45,12 @@ _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
 CLOSURE_WARNING = 1e-6
 
 
-def closure_error(model: Model, q, t=0.0) -> tuple[float, str | None, float]:
+def closure_error(model: Model, q, t=0.0, residual=None) -> tuple[float, str | None, float]:
     """Host-side, concrete `q`: `(largest |Phi| of a holonomic row, its element (None
-    without holonomic rows), the mechanism's size)`."""
-    res = np.abs(np.asarray(phi(model, q, t))) * np.asarray(model.holonomic_rows)
+    without holonomic rows), the mechanism's size)`; `residual`: `Phi(q, t)` when the
+    caller has it."""
+    residual = phi(model, q, t) if residual is None else residual
+    res = np.abs(np.asarray(residual)) * np.asarray(model.holonomic_rows)
     size = float(mechanism_size(model, np.asarray(q)))
     if not res.size:
         return 0.0, None, size

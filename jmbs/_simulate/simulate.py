@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import phi, velocity_residual
+from .._assembly import initial_residuals, phi
 from .._formulations.base import (
     AbstractFormulation,
     Prepared,
@@ -282,7 +282,8 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float,
     for what, x in (("q0", q0), ("v0", v0)):
         if not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{what} contains NaN or inf; pass a finite initial state")
-    off, worst, size = closure_error(model, q0, t0)
+    residual, velocity_error = initial_residuals(model, q0, v0, t0)
+    off, worst, size = closure_error(model, q0, t0, residual)
     if off > tol * size:
         raise ValueError(
             f"the initial configuration violates the constraints by {off:.3g} (worst: element "
@@ -293,7 +294,7 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float,
         singular = _singular_start(model, method, q0, t0)
         raise ValueError(f"jmbs.simulate: no motion satisfies the constraints from the start "
                          f"(t0 = {float(t0):g}): " + (f"{singular} ({clash})" if singular else clash))
-    verr = float(np.max(np.abs(np.asarray(velocity_residual(model, q0, v0, t0))), initial=0.0))
+    verr = float(np.max(np.abs(np.asarray(velocity_error)), initial=0.0))
     vsize = max(1.0, float(np.max(np.abs(np.asarray(v0)), initial=0.0)))
     if off <= _ON_CONSTRAINTS * size and verr <= _ON_CONSTRAINTS * vsize:
         return None
