@@ -17,7 +17,7 @@ from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot
 from ._config import require_x64
 from ._custom_types import Scalar
 from ._forces.base import LoadInputs
-from ._linalg import inverse3
+from ._linalg import inverse3, structured
 from ._model import Model
 
 
@@ -103,10 +103,13 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
 
 
 @_jitted
-def initial_residuals(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array]:
-    """`(Phi, C v + b)` from one program (the host's checks of an initial state share
-    the constraint evaluation: `Phi` is the primal of the velocity residual's JVP)."""
-    return phi(model, q, t), velocity_residual(model, q, v, t)
+def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None]:
+    """`(Phi, C v + b, C)` from one program: what the host checks at a configuration
+    (closure, velocity residual, the formulations' rank of `C`) share one compiled
+    evaluation (`Phi` is the primal of the velocity residual's JVP). `C` is dense, so
+    from `STRUCTURED_MIN_NV` velocity coordinates on it is None."""
+    C = None if structured(model) else constraint_matrix(model, q, t)
+    return phi(model, q, t), velocity_residual(model, q, v, t), C
 
 
 def _group_blocks(g, qs: Array, t: Array) -> Array:

@@ -19,6 +19,7 @@ from jaxtyping import Array, Float
 from .._assembly import (
     blocks_matvec,
     body_mass,
+    check_terms,
     constraint_matrix,
     constraint_terms,
     constraint_terms_blocks,
@@ -139,8 +140,11 @@ def check_positive(where: str, name: str, x, *, zero: bool = False) -> None:
 
 def constraint_rank(model: Model, q, t, rtol, rows=None) -> int:
     """Host-side: the rank of `C` (or of its `rows`) at a configuration on the
-    constraints, where redundant rows give singular values at rounding level."""
-    C = np.asarray(constraint_matrix(model, q, t))
+    constraints, where redundant rows give singular values at rounding level. `C` comes
+    from the program of the host's checks at a configuration (`check_terms`), compiled
+    once for both."""
+    C = check_terms(model, q, np.zeros(model.nv), np.asarray(t, dtype=float))[2]
+    C = np.asarray(constraint_matrix(model, q, t) if C is None else C)
     return numerical_rank(C if rows is None else C[np.asarray(rows)], float(rtol))
 
 
