@@ -30,7 +30,7 @@ from .._assembly import (
     phi,
     reads_reactions,
 )
-from .._linalg import numerical_rank
+from .._linalg import numerical_rank, structured
 from .._model import Model
 
 
@@ -140,11 +140,12 @@ def check_positive(where: str, name: str, x, *, zero: bool = False) -> None:
 
 def constraint_rank(model: Model, q, t, rtol, rows=None) -> int:
     """Host-side: the rank of `C` (or of its `rows`) at a configuration on the
-    constraints, where redundant rows give singular values at rounding level. `C` comes
-    from the program of the host's checks at a configuration (`check_terms`), compiled
-    once for both."""
-    C = check_terms(model, q, np.zeros(model.nv), np.asarray(t, dtype=float))[2]
-    C = np.asarray(constraint_matrix(model, q, t) if C is None else C)
+    constraints, where redundant rows give singular values at rounding level. Below
+    `STRUCTURED_MIN_NV` `C` comes from the program of the host's checks at a
+    configuration (`check_terms`), compiled once for both."""
+    C = (constraint_matrix(model, q, t) if structured(model) else
+         check_terms(model, q, np.zeros(model.nv), np.asarray(t, dtype=float))[2])
+    C = np.asarray(C)
     return numerical_rank(C if rows is None else C[np.asarray(rows)], float(rtol))
 
 
