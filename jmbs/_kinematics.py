@@ -350,6 +350,11 @@ def _rheonomic_residuals(model, q, v, t, tol):
     return (rv, bad_v), (ra, bad_a)
 
 
+# VELOCITY_RTOL is relative to C W C^T's eigenvalues; both solves below cut singular
+# values (of C B, and of the tree's connections), hence its root.
+_VELOCITY_SV_RTOL = VELOCITY_RTOL**0.5
+
+
 @eqx.filter_jit
 def _consistent_velocity(model, q, v, t, free, tol):
     """The mass-weighted least change of `v` (free coordinates only) onto `C v + b = 0`:
@@ -358,8 +363,7 @@ def _consistent_velocity(model, q, v, t, free, tol):
     number unsquared: redundant rows leave `C v + b` at rounding level."""
     C, b = constraint_matrix(model, q, t), velocity_rhs(model, q, t)
     B = jnp.linalg.cholesky(inverse_mass_matrix(model)) * free[:, None]
-    # VELOCITY_RTOL is relative to C W C^T's eigenvalues, hence its root on singular values.
-    out = v - B @ (jnp.linalg.pinv(C @ B, rtol=VELOCITY_RTOL**0.5) @ (C @ v + b))
+    out = v - B @ (jnp.linalg.pinv(C @ B, rtol=_VELOCITY_SV_RTOL) @ (C @ v + b))
     return _velocity_check(out, C @ out + b, b, C @ v, tol)
 
 
@@ -370,9 +374,8 @@ def _consistent_velocity_tree(model, q, v, t, tol):
     plan = make_plan(model)
     blocks, b = constraint_blocks(model, q, t), velocity_rhs(model, q, t)
     Cv = blocks_matvec(model, blocks, v)
-    # VELOCITY_RTOL is relative to C W C^T's eigenvalues, the tree's to singular values.
     dv, _ = tree_solve(plan, blocks[plan.entry_pick], body_mass(model), jnp.zeros(model.nv),
-                       -(Cv + b), None, VELOCITY_RTOL**0.5)
+                       -(Cv + b), None, _VELOCITY_SV_RTOL)
     return _velocity_check(v + dv, blocks_matvec(model, blocks, v + dv) + b, b, Cv, tol)
 
 

@@ -87,7 +87,8 @@ def rot_to_quat(R: Float[Array, "3 3"]) -> Float[Array, "4"]:
     tr = jnp.trace(R)
     diag = jnp.concatenate([(1 + tr)[None], 1 + 2 * jnp.diagonal(R) - tr])
     skew = jnp.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    N = jnp.concatenate([skew[None, :], R + R.T], axis=0)  # rows 1-3 of the 4 x 3 lower part
+    # N = [[., skew^T], [skew, R + R^T]] with the diagonal `diag`.
+    N = jnp.concatenate([skew[None, :], R + R.T], axis=0)  # columns 1-3
     N = jnp.concatenate([jnp.concatenate([jnp.zeros(1), skew])[:, None], N], axis=1)
     N = N.at[jnp.arange(4), jnp.arange(4)].set(diag)
     k = jnp.argmax(jnp.concatenate([tr[None], jnp.diagonal(R)]))
