@@ -101,12 +101,30 @@ class _Routes:
 
 
 @functools.lru_cache(maxsize=64)
-def _routes(plan: Plan) -> _Routes:
+def plan_routes(plan: Plan) -> _Routes:
+    """The plan's `_Routes` (built once per plan)."""
     return _Routes(plan)
 
 
-def _pad_cols(X, width: int):
+def pad_cols(X, width: int):
+    """`X` (2-D) zero-padded to `width` columns."""
     return jnp.pad(X, ((0, 0), (0, width - X.shape[1])))
+
+
+def flat_handles(L: Array, lev) -> Array:
+    """A height's handle factors `(n, B, W)` as its children's parents read them:
+    `(n (B + 1), W)`, each node's rows followed by a zero row (padding)."""
+    return jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1).reshape(lev.n * (lev.B + 1), lev.W)
+
+
+def children_factors(plan: Plan, h: int, handles: dict) -> Array:
+    """`F` of the nodes of height `h > 0`: their children's handle factors (from
+    `flat_handles`, by height), side 0's in the first `col_offset` columns."""
+    lev = plan.levels[h]
+    widths = (lev.col_offset, lev.cols - lev.col_offset)
+    return jnp.concatenate([
+        jnp.concatenate([pad_cols(handles[x], w) for x in heights])[idx]
+        for (heights, idx), w in zip(plan_routes(plan).up[h], widths)], axis=2)
 
 
 class Step(eqx.Module):
@@ -153,7 +171,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     (`(P, nv_b)`); `body_mass`: `(n_bodies, nv_b, nv_b)`. Kept singular values per
     connection: the leading `ranks[h][node]` (a tuple of integer arrays, one per height),
     or with `ranks=None` those above `rtol` times the largest row norm of `C M^-1/2`."""
-    nvb, routes = NV[plan.dim], _routes(plan)
+    nvb = NV[plan.dim]
     S = _whitening(body_mass, leaf_bodies(plan))
     vals_ext = jnp.concatenate([vals, jnp.zeros((1, nvb))])
     handles, steps, tol = {}, [], None
@@ -163,10 +181,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
             if ranks is None:
                 tol = rtol * reference(plan, F)
         else:
-            widths = (lev.col_offset, lev.cols - lev.col_offset)
-            F = jnp.concatenate([
-                jnp.concatenate([_pad_cols(handles[x], w) for x in heights])[idx]
-                for (heights, idx), w in zip(routes.up[h], widths)], axis=2)
+            F = children_factors(plan, h, handles)
         FJ, FK = F[:, :lev.J], F[:, lev.J:]
         k = min(lev.J, lev.cols)
         if k:
@@ -178,8 +193,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
             P = U.mT * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
         else:
             P, Q = jnp.zeros((lev.n, 0, lev.J)), jnp.zeros((lev.n, lev.B, 0))
-        handles[h] = jnp.concatenate([compress_factor(FK, lev.W), jnp.zeros((lev.n, 1, lev.W))],
-                                     axis=1).reshape(lev.n * (lev.B + 1), lev.W)
+        handles[h] = flat_handles(compress_factor(FK, lev.W), lev)
         steps.append(Step(P, Q))
         if h == 0:
             F0 = F
@@ -188,7 +202,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
 
 def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     """`(a, lam)` for the right-hand sides `f` (`(nv,)`, body order) and `g` (`(nc,)`)."""
-    nvb, nb, routes = NV[plan.dim], plan.n_bodies, _routes(plan)
+    nvb, nb, routes = NV[plan.dim], plan.n_bodies, plan_routes(plan)
     f_leaf = jnp.concatenate([f.reshape(nb, nvb), jnp.zeros((1, nvb))])[leaf_bodies(plan)]
     a0 = jnp.einsum("nij,ni->nj", fac.S, f_leaf)  # S^T f
     g_ext = jnp.concatenate([g, jnp.zeros(1)])

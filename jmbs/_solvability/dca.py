@@ -40,6 +40,7 @@ from .._bodies import NV
 from .._formulations.base import as_float
 from .._linalg import TINY, compress_factor
 from .._model import Model
+from .._tree_solve import children_factors, flat_handles, pad_cols, plan_routes
 from .assembly_tree import Plan, make_plan
 from .base import AbstractSolvabilityMethod, Decisions, decades
 from .equilibrate import NOISE, RUIZ_ITERATIONS, _safe
@@ -144,15 +145,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
     # Upward (the main pass): factor of each node's handle matrix, connections decided.
     handles, passes = {}, []
     for h, lev in enumerate(plan.levels):
-        if h == 0:
-            F = vals_ext[lev.entries]
-        else:
-            F = jnp.zeros((lev.n, lev.J + lev.B, lev.cols))
-            for side, sources in enumerate(lev.sources):
-                off = lev.col_offset * side
-                for src, sel, child, up, _ in sources:
-                    part = jnp.take_along_axis(handles[src][child], up[:, :, None], axis=1)
-                    F = F.at[sel, :, off:off + part.shape[2]].set(part)
+        F = vals_ext[lev.entries] if h == 0 else children_factors(plan, h, handles)
         FJ, FK = F[:, :lev.J], F[:, lev.J:]
         if lev.J and lev.cols:
             U, s, Vh = jnp.linalg.svd(FJ, full_matrices=True)
@@ -163,40 +156,38 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
             U = jnp.broadcast_to(jnp.eye(lev.J), (lev.n, lev.J, lev.J))
             s, keep = jnp.zeros((lev.n, 0)), jnp.zeros((lev.n, 0), bool)
             Vr = jnp.zeros((lev.n, lev.cols, 0))
-        L = compress_factor(FK, lev.W)
-        handles[h] = jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1)
+        handles[h] = flat_handles(compress_factor(FK, lev.W), lev)
         passes.append((F, U, s, keep, Vr))
 
     # Downward (back-substitution): the patterns reaching each node's handles, as a
-    # factor `X` (only `X X^T` matters); at each connection those inherited, solved
-    # through `G^+`, and those born there (`null(G)`).
-    patterns = {h: jnp.zeros((lev.n, lev.B, lev.B)) for h, lev in enumerate(plan.levels)}
-    comp = jnp.zeros(nc + 1)
+    # factor `X` (only `X X^T` matters), gathered from the parents' `Y`; at each
+    # connection those inherited, solved through `G^+`, and those born there (`null(G)`).
+    routes = plan_routes(plan)
+    ys, norms = {}, {}
     for h in reversed(range(len(plan.levels))):
-        lev, X = plan.levels[h], patterns[h]
+        lev = plan.levels[h]
         F, U, s, keep, Vr = passes[h]
-        k = s.shape[1]
-        if lev.J:
-            null = jnp.concatenate([~keep, jnp.ones((lev.n, lev.J - k), bool)], axis=1)
-            born = U * null[:, None, :]
-            coef = (Vr.mT @ F[:, lev.J:].mT @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
-                                                                  0.0)[:, :, None]
-            inherited = -U[:, :, :k] @ coef
-            Y = jnp.concatenate([jnp.concatenate([inherited, born], axis=2),
-                                 jnp.concatenate([X, jnp.zeros((lev.n, lev.B, lev.J))], axis=2)],
-                                axis=1)
-            comp = comp.at[lev.rows[:, :lev.J]].set(jnp.linalg.norm(Y[:, :lev.J], axis=2))
+        heights, idx = routes.down[h]
+        if heights:
+            w = max(ys[x].shape[1] for x in heights)
+            X = compress_factor(jnp.concatenate([pad_cols(ys[x], w) for x in heights])[idx], lev.B)
         else:
-            Y = X
+            X = jnp.zeros((lev.n, lev.B, lev.B))
+        k = s.shape[1]
+        null = jnp.concatenate([~keep, jnp.ones((lev.n, lev.J - k), bool)], axis=1)
+        born = U * null[:, None, :]
+        coef = (Vr.mT @ F[:, lev.J:].mT @ X) * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0),
+                                                              0.0)[:, :, None]
+        inherited = -U[:, :, :k] @ coef
+        Y = jnp.concatenate([jnp.concatenate([inherited, born], axis=2),
+                             jnp.concatenate([X, jnp.zeros((lev.n, lev.B, lev.J))], axis=2)], axis=1)
+        # per row (J + B + 1 per node, as `routes.rows` reads them): the connection rows' norms
+        norms[h] = jnp.pad(jnp.linalg.norm(Y[:, :lev.J], axis=2), ((0, 0), (0, lev.B + 1))).ravel()
+        ys[h] = jnp.concatenate([Y, jnp.zeros((lev.n, 1, Y.shape[2]))], axis=1).reshape(
+            lev.n * (lev.J + lev.B + 1), Y.shape[2])
         if h == 0:
             leaf_F, leaf_Y = F, Y
-        Y_ext = jnp.concatenate([Y, jnp.zeros((lev.n, 1, Y.shape[2]))], axis=1)
-        for sources in lev.sources:
-            for src, sel, child, _, down in sources:
-                Xc = compress_factor(jnp.take_along_axis(Y_ext[sel], down[:, :, None], axis=1),
-                               plan.levels[src].B)
-                patterns[src] = patterns[src].at[child].set(Xc)
-    comp = comp[:nc]
+    comp = jnp.concatenate([norms[h] for h in range(len(plan.levels))])[routes.rows]
 
     # Criteria: the wrench of the patterns on each body, at the body's leaf (whose F
     # rows are all the rows acting on it): `||C_X,b^T N_X||` summed over bodies.
