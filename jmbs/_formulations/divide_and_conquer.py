@@ -1,5 +1,6 @@
 """Divide and conquer: the multipliers by block elimination along the assembly tree, O(n)."""
 
+import functools
 from typing import Any, ClassVar
 
 import equinox as eqx
@@ -7,6 +8,7 @@ import numpy as np
 
 from .._assembly import body_mass, constraint_blocks
 from .._bodies import NV
+from .._config import RUN_ONCE
 from .._linalg import RANK_RTOL
 from .._model import Model
 from .._solvability.assembly_tree import make_plan
@@ -79,7 +81,7 @@ class DivideAndConquer(AbstractFormulation):
         return solve(plan, vals, mass, terms.F, terms.gamma, state.node_ranks, None)
 
 
-@eqx.filter_jit
+@functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)  # values required: top level
 def _connection_ranks(model: Model, plan, q, t, rtol):
     """The kept singular values of every connection at `(q, t)` (one compiled call)."""
     vals = constraint_blocks(model, q, t)[plan.entry_pick]

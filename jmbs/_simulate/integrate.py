@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
+from .._config import RUN_ONCE
 from .._formulations.base import Prepared, dynamics_terms, is_traced, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL, mechanism_size
 from .._model import Model
@@ -130,10 +131,8 @@ def _solution(model, formulation, stabilization, method, ts, qs, vs, work, resul
                     model.coordinate_names, model.velocity_names)
 
 
-# The saved-state program runs once per call, over the saved states, on small arrays:
-# LLVM's optimizations cost it more compile time than they save at run time (A02 with
-# N = 40: first call 1.1 s shorter, repeated call unchanged; benchmarks/bench_structured.py).
-# JAX takes compiler options on a top-level program only: inside a traced caller
-# (`jax.jit`, `jax.vmap`, `jax.grad` over `simulate`) the program is the caller's.
-_solution_top = eqx.filter_jit(_solution, compiler_options={"xla_backend_optimization_level": 0})
+# The saved-state program runs once per call (`RUN_ONCE`). JAX takes compiler options on
+# a top-level program only: inside a traced caller (`jax.jit`, `jax.vmap`, `jax.grad`
+# over `simulate`) the program is the caller's.
+_solution_top = eqx.filter_jit(_solution, compiler_options=RUN_ONCE)
 _solution_nested = eqx.filter_jit(_solution)
