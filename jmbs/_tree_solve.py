@@ -37,7 +37,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._bodies import NV
-from ._linalg import compress_factor
+from ._linalg import compress_factor, small_svd
 from ._solvability.assembly_tree import Plan
 
 
@@ -166,6 +166,7 @@ def reference(plan: Plan, F0: Array) -> Array:
     return jnp.sqrt(jnp.max(per_row, initial=0.0))
 
 
+@functools.partial(jax.jit, static_argnums=0)
 def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> Factor:
     """Factorize along the tree. `vals`: `C`'s moving-body blocks in the plan's order
     (`(P, nv_b)`); `body_mass`: `(n_bodies, nv_b, nv_b)`. Kept singular values per
@@ -185,7 +186,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
         FJ, FK = F[:, :lev.J], F[:, lev.J:]
         k = min(lev.J, lev.cols)
         if k:
-            U, s, Vh = jnp.linalg.svd(FJ, full_matrices=False)
+            U, s, Vh = small_svd(FJ) if lev.J <= lev.cols else jnp.linalg.svd(FJ, full_matrices=False)
             keep = (jnp.arange(k)[None, :] < ranks[h][:, None]) if ranks is not None else s > tol
             Vr = Vh.mT * keep[:, None, :]
             Q = FK @ Vr
@@ -200,6 +201,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     return Factor(S, F0, tuple(steps))
 
 
+@functools.partial(jax.jit, static_argnums=0)
 def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     """`(a, lam)` for the right-hand sides `f` (`(nv,)`, body order) and `g` (`(nc,)`)."""
     nvb, nb, routes = NV[plan.dim], plan.n_bodies, plan_routes(plan)

@@ -38,7 +38,7 @@ import numpy as np
 from .._assembly import constraint_blocks
 from .._bodies import NV
 from .._formulations.base import as_float
-from .._linalg import TINY, compress_factor
+from .._linalg import TINY, compress_factor, small_svd
 from .._model import Model
 from .._tree_solve import children_factors, flat_handles, pad_cols, plan_routes
 from .assembly_tree import Plan, make_plan
@@ -148,7 +148,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         F = vals_ext[lev.entries] if h == 0 else children_factors(plan, h, handles)
         FJ, FK = F[:, :lev.J], F[:, lev.J:]
         if lev.J and lev.cols:
-            U, s, Vh = jnp.linalg.svd(FJ, full_matrices=True)
+            U, s, Vh = small_svd(FJ) if lev.J <= lev.cols else jnp.linalg.svd(FJ, full_matrices=True)
             keep = s > tol
             Vr = Vh[:, :s.shape[1]].mT * keep[:, None, :]
             FK = FK - (FK @ Vr) @ Vr.mT
