@@ -184,7 +184,6 @@ def compress_factor(X: Array, width: int) -> Array:
     return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))
 
 
-
 def _rotate_rows(r1: Array, r2: Array):
     """One-sided Jacobi on the rows `r1`, `r2` (`(n, c)`): `(p1, p2, cos, sin)` with
     `p1 = cos r1 - sin r2`, `p2 = sin r1 + cos r2` orthogonal and `|p1| >= |p2|` (the
@@ -226,4 +225,3 @@ def small_svd(F: Float[Array, "n J c"]) -> tuple[Array, Array, Array]:
     s = jnp.sqrt(jnp.sum(P**2, axis=2))
     U = jnp.stack([jnp.stack([cos, sin], axis=1), jnp.stack([-sin, cos], axis=1)], axis=1)
     return U, s, P / jnp.where(s > 0, s, 1.0)[:, :, None]
-

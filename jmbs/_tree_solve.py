@@ -38,7 +38,7 @@ from jaxtyping import Array, Float
 
 from ._bodies import NV
 from ._linalg import compress_factor, small_svd
-from ._solvability.assembly_tree import Plan
+from ._solvability.assembly_tree import Level, Plan
 
 
 @functools.lru_cache(maxsize=64)
@@ -111,7 +111,7 @@ def pad_cols(X, width: int):
     return jnp.pad(X, ((0, 0), (0, width - X.shape[1])))
 
 
-def flat_handles(L: Array, lev) -> Array:
+def flat_handles(L: Array, lev: Level) -> Array:
     """A height's handle factors `(n, B, W)` as its children's parents read them:
     `(n (B + 1), W)`, each node's rows followed by a zero row (padding)."""
     return jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1).reshape(lev.n * (lev.B + 1), lev.W)

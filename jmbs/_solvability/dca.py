@@ -129,8 +129,6 @@ def scaled_blocks(plan: Plan, vals, L):
     return X
 
 
-
-
 def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
     """The decisions from the equilibrated blocks `vals` (`(P, nv_b)`, the plan's
     block rows) and, for the assembly record, per height the connections' factors
