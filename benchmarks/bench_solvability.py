@@ -118,19 +118,6 @@ def robot_batch(n: int, seed: int = 0) -> np.ndarray:
     return qs
 
 
-def four_bar_configurations(n: int, thetas: np.ndarray) -> np.ndarray:
-    """Crank k centre (k + cos(th)/2, sin(th)/2, th), coupler k centre
-    (k + 1/2 + cos th, sin th, 0); bodies ordered cranks 0..N, then couplers."""
-    rows = []
-    for th in thetas:
-        k, j = np.arange(n + 1), np.arange(n)
-        cranks = np.stack([k + 0.5 * np.cos(th), np.full(n + 1, 0.5 * np.sin(th)),
-                           np.full(n + 1, th)], 1)
-        couplers = np.stack([j + 0.5 + np.cos(th), np.full(n, np.sin(th)), np.zeros(n)], 1)
-        rows.append(np.concatenate([cranks.ravel(), couplers.ravel()]))
-    return np.stack(rows)
-
-
 # --------------------------------------------------------------------------------------
 # The honest alternative: NumPy/SciPy, one configuration at a time
 # --------------------------------------------------------------------------------------
@@ -366,7 +353,7 @@ def bench_four_bar(args) -> dict:
     sets = jmbs.element_sets(model)
     rng = np.random.default_rng(1)
     k = args.fb_configs
-    qs = four_bar_configurations(n, rng.uniform(0.2, 1.3, k))
+    qs = jmbs.examples.n_four_bar_configuration(n, rng.uniform(0.2, 1.3, k))
     res = max(float(np.max(np.abs(np.asarray(jmbs.phi(model, q))))) for q in qs[:3])
     if res > 1e-12:
         raise AssertionError(f"four-bar configurations violate the constraints by {res:.3g}")

@@ -2,6 +2,7 @@
 matrix against C^T, unit invariance, sweeps against loops, singular
 configurations and bad input."""
 
+import functools
 import json
 import math
 
@@ -211,10 +212,7 @@ def test_sweep_is_traceable(robot, robot_qs):
 
 # ----- singular configurations -----
 
-def _n_four_bar_q(n: int, th: float) -> np.ndarray:
-    cranks = [[k + 0.5 * np.cos(th), 0.5 * np.sin(th), th] for k in range(n + 1)]
-    couplers = [[k + 0.5 + np.cos(th), np.sin(th), 0.0] for k in range(n)]
-    return np.array(sum(cranks + couplers, []))
+chain_q = functools.partial(examples.n_four_bar_configuration, 2)  # the fixture's chain
 
 
 @pytest.fixture(scope="module")
@@ -227,19 +225,19 @@ def test_margin_shrinks_near_a_singular_configuration(n_four_bar):
     rank drops by N and the dof jumps from 1 to N + 1 (IFToMM A02)."""
     margins = []
     for th in (0.5, 1e-2, 1e-4, 1e-6):
-        rep = jmbs.solvability(n_four_bar, _n_four_bar_q(2, th))
+        rep = jmbs.solvability(n_four_bar, chain_q(th))
         assert rep.rank == 14 and not rep.singular
         margins.append(rep.rank_margin)
     assert np.all(np.diff(margins) < -1.5)  # about two digits per two digits of angle
-    assert not jmbs.solvability(n_four_bar, _n_four_bar_q(2, 0.5)).near_singular
-    assert jmbs.solvability(n_four_bar, _n_four_bar_q(2, 1e-6)).near_singular
+    assert not jmbs.solvability(n_four_bar, chain_q(0.5)).near_singular
+    assert jmbs.solvability(n_four_bar, chain_q(1e-6)).near_singular
     assert "close to a singular configuration" in str(jmbs.solvability(n_four_bar,
-                                                                      _n_four_bar_q(2, 1e-6)))
+                                                                      chain_q(1e-6)))
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_at_a_singular_configuration_the_decisions_follow_the_rank(n_four_bar, method):
-    rep = jmbs.solvability(n_four_bar, _n_four_bar_q(2, 0.0), method=method)
+    rep = jmbs.solvability(n_four_bar, chain_q(0.0), method=method)
     assert rep.rank == 12 and rep.redundancy == 2 and rep.dof == 3
     assert rep.singular and rep.reference_rank == 14
     assert "singular configuration" in str(rep)
@@ -252,7 +250,7 @@ def test_at_a_singular_configuration_the_decisions_follow_the_rank(n_four_bar, m
 
 def test_path_locates_an_isolated_singular_configuration(n_four_bar):
     grid = np.linspace(-0.95, 1.3, 12)  # never hits 0
-    res = jmbs.solvability_path(n_four_bar, lambda th: _n_four_bar_q(2, th), grid)
+    res = jmbs.solvability_path(n_four_bar, lambda th: chain_q(th), grid)
     assert np.all(res.sweep.rank == 14)
     (event,) = res.events
     assert event.kind == "singular" and abs(event.s) < 1e-9
@@ -268,7 +266,7 @@ def test_path_bracket_width_is_xtol_and_tol_is_deprecated(n_four_bar):
     grid = np.linspace(-1.0, 1.0, 11)  # a grid point at the singular configuration
 
     def path(th):
-        return _n_four_bar_q(2, th)
+        return chain_q(th)
 
     wide = jmbs.solvability_path(n_four_bar, path, grid, method="qr", xtol=1e-4)
     assert len(wide.events) >= 2
@@ -334,7 +332,7 @@ def test_path_reports_a_singular_configuration_it_passes_closely(n_four_bar):
     default tolerance (as Newton-assembled configurations near a singular one do not):
     the minimum is reported as near-singular, with its marginal rank decision."""
     grid = np.linspace(-0.95, 1.3, 12)
-    res = jmbs.solvability_path(n_four_bar, lambda th: _n_four_bar_q(2, 1e-7 + abs(th)), grid)
+    res = jmbs.solvability_path(n_four_bar, lambda th: chain_q(1e-7 + abs(th)), grid)
     (event,) = res.events
     assert event.kind == "near_singular" and abs(event.s) < 1e-9
     assert (event.rank_before, event.rank_at, event.rank_after) == (14, 14, 14)
@@ -347,7 +345,7 @@ def test_path_brackets_decision_changes(n_four_bar):
     """A grid point exactly at the singular configuration: the changes on both sides
     are bracketed to 1e-10, within the rank tolerance's reach of 0."""
     grid = np.linspace(-1.0, 1.0, 11)
-    res = jmbs.solvability_path(n_four_bar, lambda th: _n_four_bar_q(2, th), grid, method="qr")
+    res = jmbs.solvability_path(n_four_bar, lambda th: chain_q(th), grid, method="qr")
     assert [e.kind for e in res.events] == ["change"] * len(res.events) and len(res.events) >= 2
     for e in res.events:
         assert e.s_after - e.s_before <= 1e-10 and abs(e.s) < 1e-7

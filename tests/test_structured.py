@@ -46,22 +46,13 @@ def test_accelerations_and_unique_reactions_equal_the_dense_formulation(model):
     np.testing.assert_allclose(C.T @ lam_t, C.T @ lam_d, atol=1e-8 * (np.max(np.abs(C.T @ lam_d)) + 1))
 
 
-def _n_four_bar_at(n, th):
-    """The N-four-bar with every crank at angle `th` (closed form): crank k's centre
-    (k + cos(th)/2, sin(th)/2), coupler k's (k + 1/2 + cos th, sin th)."""
-    k, j = np.arange(n + 1), np.arange(n)
-    cranks = np.stack([k + 0.5 * np.cos(th), np.full(n + 1, 0.5 * np.sin(th)), np.full(n + 1, th)], 1)
-    couplers = np.stack([j + 0.5 + np.cos(th), np.full(n, np.sin(th)), np.zeros(n)], 1)
-    return np.concatenate([cranks.ravel(), couplers.ravel()])
-
-
 @pytest.mark.parametrize("th", [1e-2, 1e-4, 1e-5])
 def test_near_the_singular_configuration_the_tree_equals_the_dense_formulation(th):
     """Approaching the horizontal position (all rows of C nearly dependent pairwise),
     the connections' two-row SVDs (closed form) must stay as accurate as the dense
     SVD: the multipliers grow as 1/th and agree to rounding times that growth."""
     model = examples.n_four_bar(3)
-    q = _n_four_bar_at(3, th)
+    q = examples.n_four_bar_configuration(3, th)
     assert np.max(np.abs(jmbs.phi(model, q, 0.0))) < 1e-15
     v = jmbs.consistent_velocity(model, q, np.random.default_rng(0).normal(size=model.nv), 0.0)
     dense, tree = (jmbs.reactions(model, q, v, 0.0, formulation=f.prepare(model, model.q0, 0.0))

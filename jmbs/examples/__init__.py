@@ -13,6 +13,7 @@ from .basic import four_bar as four_bar
 from .basic import four_bar_points as four_bar_points
 from .basic import frame_x_along as frame_x_along
 from .basic import n_four_bar as n_four_bar
+from .basic import n_four_bar_configuration as n_four_bar_configuration
 from .basic import parallelogram as parallelogram
 from .basic import pendulum as pendulum
 from .basic import planar_rod as planar_rod

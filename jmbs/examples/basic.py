@@ -124,6 +124,22 @@ def n_four_bar(n: int = 40) -> Model:
     return b.build()
 
 
+def n_four_bar_configuration(n: int, theta) -> np.ndarray:
+    """Coordinates of `n_four_bar(n)` with every crank at angle `theta` from the ground
+    (closed form: the chain moves as one parallelogram): crank k's centre
+    `(k + cos(theta)/2, sin(theta)/2)` at angle `theta`, coupler k's
+    `(k + 1/2 + cos theta, sin theta)`. `theta` a number gives `(nq,)`, an array of
+    shape `s` gives `s + (nq,)`. At `theta = 0` (or pi) the chain lies flat: the
+    singular configuration."""
+    th = np.asarray(theta, dtype=float)[..., None]
+    c, s = np.cos(th), np.sin(th)
+    k, j = np.arange(n + 1), np.arange(n)
+    cranks = np.stack(np.broadcast_arrays(k + 0.5 * c, 0.5 * s, th), axis=-1)
+    couplers = np.stack(np.broadcast_arrays(j + 0.5 + c, s, 0.0 * th), axis=-1)
+    flat = th.shape[:-1] + (-1,)
+    return np.concatenate([cranks.reshape(flat), couplers.reshape(flat)], axis=-1)
+
+
 def parallelogram(motion=None, params=None) -> Model:
     """Planar parallelogram with a third crank (p = 1): three vertical 1 m cranks
     pinned at x = 0, 1, 2 and one 2 m coupler pinned to all three tops. With `motion`
