@@ -201,22 +201,21 @@ def _rotate_rows(r1: Array, r2: Array):
     return r1, r2, cos, sin
 
 
-def small_svd(F: Float[Array, "n J c"]) -> tuple[Array, Array, Array]:
-    """Reduced SVD `F = U diag(s) Vh` of a batch of wide matrices (`J <= c`): `U`
-    `(n, J, J)`, `s` `(n, J)` descending, `Vh` `(n, J, c)`.
+def small_svd(F: Float[Array, "n J c"], full_matrices: bool = False) -> tuple[Array, Array, Array]:
+    """`jnp.linalg.svd(F, full_matrices)` of a batch of small matrices `(n, J, c)`,
+    singular values descending.
 
     The divide-and-conquer passes decompose one small connection matrix per node,
-    mostly of one or two rows (a planar joint). For those it is closed-form: two
-    sweeps of one-sided Jacobi (Hestenes) rotate the rows orthogonal to rounding, and
-    their norms are the singular values (backward stable, as LAPACK's). These are a
-    few fused element-wise operations over the whole batch, where LAPACK's `gesdd`
-    is one call per matrix, which at this size costs far more than its arithmetic
-    (A02 with N = 40: 81 two-row matrices, 137 us). More rows go to LAPACK."""
+    mostly of one or two rows (a planar joint). For wide ones of one or two rows it is
+    closed-form: two sweeps of one-sided Jacobi (Hestenes) rotate the rows orthogonal
+    to rounding, and their norms are the singular values (backward stable, as
+    LAPACK's; `U` is then `J x J` and `Vh` `J x c` either way). These are a few fused
+    element-wise operations over the whole batch, where LAPACK's `gesdd` is one call
+    per matrix, which at this size costs far more than its arithmetic (A02 with
+    N = 40: 81 two-row matrices, 137 us). Other shapes go to LAPACK."""
     n, J, c = F.shape
-    if J > c:
-        raise ValueError(f"small_svd: {J} rows and {c} columns; it decomposes wide matrices")
-    if J > 2 or n == 0:
-        return jnp.linalg.svd(F, full_matrices=False)
+    if J > 2 or J > c or n == 0:
+        return jnp.linalg.svd(F, full_matrices=full_matrices)
     if J == 1:
         s = jnp.sqrt(jnp.sum(F**2, axis=2))
         return jnp.ones((n, 1, 1)), s, F / jnp.where(s > 0, s, 1.0)[:, :, None]

@@ -186,7 +186,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
         FJ, FK = F[:, :lev.J], F[:, lev.J:]
         k = min(lev.J, lev.cols)
         if k:
-            U, s, Vh = small_svd(FJ) if lev.J <= lev.cols else jnp.linalg.svd(FJ, full_matrices=False)
+            U, s, Vh = small_svd(FJ)
             keep = (jnp.arange(k)[None, :] < ranks[h][:, None]) if ranks is not None else s > tol
             Vr = Vh.mT * keep[:, None, :]
             Q = FK @ Vr

@@ -146,7 +146,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         F = vals_ext[lev.entries] if h == 0 else children_factors(plan, h, handles)
         FJ, FK = F[:, :lev.J], F[:, lev.J:]
         if lev.J and lev.cols:
-            U, s, Vh = small_svd(FJ) if lev.J <= lev.cols else jnp.linalg.svd(FJ, full_matrices=True)
+            U, s, Vh = small_svd(FJ, full_matrices=True)
             keep = s > tol
             Vr = Vh[:, :s.shape[1]].mT * keep[:, None, :]
             FK = FK - (FK @ Vr) @ Vr.mT
