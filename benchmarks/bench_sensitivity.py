@@ -16,7 +16,10 @@ The honest alternative, central finite differences, costs `2 x 8` forward runs;
 its ratio to the gradient is printed too.
 
 Variants (all NullSpaceProjection, Tsit5, PIDController rtol = atol = 1e-8):
-- `checkpoint`: `Projection()`, `diffrax.RecursiveCheckpointAdjoint()` (the default);
+- `checkpoint`: `Projection()`, `diffrax.RecursiveCheckpointAdjoint()` (the default):
+  jmbs's reverse pass stores the Runge-Kutta stages (`scan_kind="bounded"`);
+- `recompute`: the same with `diffrax.Tsit5(scan_kind="checkpointed")`, diffrax's
+  default stage loop, whose reverse pass recomputes every stage (jmbs before 2026-11-26);
 - `backsolve`: `Baumgarte(10, 10)`, `diffrax.BacksolveAdjoint()` (the projection
   is not part of the continuous adjoint, see `jmbs.simulate`).
 """
@@ -69,15 +72,17 @@ def main():
     x0 = jnp.concatenate([jnp.ones(5), J3])
     ts = jnp.linspace(0.0, t1, 101)
     variants = {
-        "checkpoint": (jmbs.Projection(), diffrax.RecursiveCheckpointAdjoint()),
-        "backsolve": (jmbs.Baumgarte(10.0, 10.0), diffrax.BacksolveAdjoint()),
+        "checkpoint": (jmbs.Projection(), diffrax.RecursiveCheckpointAdjoint(), diffrax.Tsit5()),
+        "recompute": (jmbs.Projection(), diffrax.RecursiveCheckpointAdjoint(),
+                      diffrax.Tsit5(scan_kind="checkpointed")),
+        "backsolve": (jmbs.Baumgarte(10.0, 10.0), diffrax.BacksolveAdjoint(), diffrax.Tsit5()),
     }
     rows, results = [], {}
-    for name, (stab, adjoint) in variants.items():
-        def J(x, stab=stab, adjoint=adjoint):
+    for name, (stab, adjoint, solver) in variants.items():
+        def J(x, stab=stab, adjoint=adjoint, solver=solver):
             m = m0.with_params({**dict(zip(names, x[:5])), "rod3.inertia": x[5:]})
             sol = jmbs.simulate(m, t1, formulation=f, stabilization=stab, saveat=ts,
-                                adjoint=adjoint, **max_steps)
+                                adjoint=adjoint, solver=solver, **max_steps)
             F = sol.reactions.force("J1", allow_nonunique=True)
             return jnp.sqrt(jnp.mean(jnp.sum(F**2, axis=-1)))
 
@@ -98,9 +103,10 @@ def main():
     print("  ".join(f"{h:>11}" for h in head))
     for r in rows:
         print(f"{r[0]:>11}" + "".join(f"  {x:>11.3f}" for x in r[1:]))
-    if "checkpoint" in results and "backsolve" in results:
-        a, b = (np.asarray(results[k]["gradient"]) for k in ("checkpoint", "backsolve"))
-        print(f"checkpoint vs backsolve gradients (different stabilization): max rel diff "
+    a = np.asarray(results["checkpoint"]["gradient"])
+    for other, why in (("recompute", "stages recomputed"), ("backsolve", "different stabilization")):
+        b = np.asarray(results[other]["gradient"])
+        print(f"checkpoint vs {other} gradients ({why}): max rel diff "
               f"{np.max(np.abs(a - b)) / np.max(np.abs(a)):.2e}")
     if args.json:
         with open(args.json, "w") as fh:
