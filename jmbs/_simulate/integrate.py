@@ -96,8 +96,9 @@ def _integrate_stored_stages(args):
 
 @_integrate_stored_stages.def_fwd
 def _integrate_stored_stages_fwd(perturbed, args):
-    solver = dataclasses.replace(args[3], scan_kind="bounded")
-    out, pull = eqx.filter_vjp(lambda a: _integrate(*a), args[:3] + (solver,) + args[4:])
+    model, formulation, stabilization, solver, *rest = args
+    bounded = (model, formulation, stabilization, dataclasses.replace(solver, scan_kind="bounded"), *rest)
+    out, pull = eqx.filter_vjp(lambda a: _integrate(*a), bounded)
     # Cotangents of the outputs that nothing differentiates come as None; pull wants zeros.
     zeros = jax.tree.map(jnp.zeros_like, eqx.filter(out, eqx.is_inexact_array))
     return out, (pull, zeros)
