@@ -21,7 +21,7 @@ from ._linalg import inverse3, structured
 from ._model import Model
 
 
-def _jitted(fn):
+def jitted(fn):
     """`jax.jit` that also takes lists for the array arguments after the model, and
     refuses to run in 32-bit mode (every jmbs computation passes through here).
 
@@ -29,7 +29,7 @@ def _jitted(fn):
     does not retrace, and no device array is created per call); sequences become
     NumPy arrays.
     """
-    jitted = jax.jit(fn)
+    compiled = jax.jit(fn)
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -42,7 +42,7 @@ def _jitted(fn):
                 for a in rest]
         for name, a in zip(list(bound.arguments)[1:], rest):
             _check_shape(fn.__name__, name, a, model)
-        return jitted(model, *rest)
+        return compiled(model, *rest)
 
     return wrapper
 
@@ -63,7 +63,7 @@ def _per_body(model: Model, x: Array, n: int, pad: Array) -> Array:
     return jnp.concatenate([x.reshape(model.n_bodies, n), pad[None]])
 
 
-def _group_inputs(model: Model, group, q: Array, v: Array | None):
+def group_inputs(model: Model, group, q: Array, v: Array | None):
     idx = np.asarray(group.bodies)
     qs = _per_body(model, q, NQ[model.dim], GROUND_Q[model.dim])[idx]
     if v is None:
@@ -80,29 +80,29 @@ def _scatter_rows(model: Model, values: list[Array]) -> Array:
     return out if model.row_order is None else out[np.asarray(model.row_order)]
 
 
-@_jitted
+@jitted
 def phi(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
     """Holonomic constraint residual `Phi(q, t)`; Pfaffian rows are zero."""
     t = jnp.asarray(t, dtype=float)
     vals = []
     for g in model.groups:
-        qs, _ = _group_inputs(model, g, q, None)
+        qs, _ = group_inputs(model, g, q, None)
         vals.append(g.phi(qs, t) if g.holonomic else jnp.zeros((qs.shape[0], g.n_rows)))
     return _scatter_rows(model, vals)
 
 
-@_jitted
+@jitted
 def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`C(q, t) v + b(q, t)`."""
     t = jnp.asarray(t, dtype=float)
     vals = []
     for g in model.groups:
-        qs, vs = _group_inputs(model, g, q, v)
+        qs, vs = group_inputs(model, g, q, v)
         vals.append(g.velocity_residual(qs, vs, t))
     return _scatter_rows(model, vals)
 
 
-@_jitted
+@jitted
 def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None]:
     """`(Phi, C v + b, C)` from one program: what the host checks at a configuration
     (closure, velocity residual, the formulations' rank of `C`) share one compiled
@@ -112,7 +112,7 @@ def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Arra
     return phi(model, q, t), velocity_residual(model, q, v, t), C
 
 
-def _group_blocks(g, qs: Array, t: Array) -> Array:
+def group_blocks(g, qs: Array, t: Array) -> Array:
     """Per-instance blocks `(n, m, k, nv_b)` of `C`.
 
     `C v` is linear in `v` and instances are independent, so evaluating it at
@@ -149,12 +149,12 @@ def constraint_blocks(model: Model, q: Array, t) -> Array:
     included, and ignored by `C`). Traced code: no dense matrix is formed."""
     t = jnp.asarray(t, dtype=float)
     nvb = NV[model.dim]
-    blocks = [_group_blocks(g, _group_inputs(model, g, q, None)[0], t).reshape(-1, nvb)
+    blocks = [group_blocks(g, group_inputs(model, g, q, None)[0], t).reshape(-1, nvb)
               for g in model.groups]
     return jnp.concatenate(blocks) if blocks else jnp.zeros((0, nvb))
 
 
-def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
+def scatter_matrix(model: Model, blocks: list[Array]) -> Array:
     """Assemble `C` from per-instance blocks `(n, m, k, nv_b)` with one static scatter.
     The ground's columns point past the last body and are dropped."""
     nvb = NV[model.dim]
@@ -165,28 +165,28 @@ def _scatter_matrix(model: Model, blocks: list[Array]) -> Array:
         vals, unique_indices=True, mode="drop")
 
 
-@_jitted
+@jitted
 def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "nc nv"]:
     """The constraint matrix `C` (`nc x nv`): `Phi_q N` for holonomic rows, `Psi` for Pfaffian."""
     t = jnp.asarray(t, dtype=float)
-    blocks = [_group_blocks(g, _group_inputs(model, g, q, None)[0], t) for g in model.groups]
-    return _scatter_matrix(model, blocks)
+    blocks = [group_blocks(g, group_inputs(model, g, q, None)[0], t) for g in model.groups]
+    return scatter_matrix(model, blocks)
 
 
-@_jitted
+@jitted
 def velocity_rhs(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`b(q, t) = [Phi_t; 0]`, so that the velocity constraints read `C v + b = 0`."""
     t = jnp.asarray(t, dtype=float)
-    return _scatter_rows(model, [g.velocity_bias(_group_inputs(model, g, q, None)[0], t)
+    return _scatter_rows(model, [g.velocity_bias(group_inputs(model, g, q, None)[0], t)
                                  for g in model.groups])
 
 
-@_jitted
+@jitted
 def gamma(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`Gamma = -d/dt (C v + b)` along `q_dot = N v` with `v` held fixed (exact, by JVP);
     the acceleration constraints read `C v_dot = Gamma`."""
     t = jnp.asarray(t, dtype=float)
-    return _scatter_rows(model, [_group_gamma(g, *_group_inputs(model, g, q, v), t)
+    return _scatter_rows(model, [_group_gamma(g, *group_inputs(model, g, q, v), t)
                                  for g in model.groups])
 
 
@@ -201,18 +201,18 @@ def _terms(model: Model, q, v, t) -> tuple[list, Array, Array]:
     t = jnp.asarray(t, dtype=float)
     blocks, bs, gs = [], [], []
     for g in model.groups:
-        qs, vs = _group_inputs(model, g, q, v)
-        blocks.append(_group_blocks(g, qs, t))
+        qs, vs = group_inputs(model, g, q, v)
+        blocks.append(group_blocks(g, qs, t))
         bs.append(g.velocity_bias(qs, t))
         gs.append(_group_gamma(g, qs, vs, t))
     return blocks, _scatter_rows(model, bs), _scatter_rows(model, gs)
 
 
-@_jitted
+@jitted
 def constraint_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array]:
     """`(C, b, Gamma)` in one pass (shares the per-group work)."""
     blocks, b, g = _terms(model, q, v, t)
-    return _scatter_matrix(model, blocks), b, g
+    return scatter_matrix(model, blocks), b, g
 
 
 def constraint_terms_blocks(model: Model, q, v, t) -> tuple[Array, Array, Array]:
@@ -232,7 +232,7 @@ def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
     return jax.ops.segment_sum(jnp.sum(blocks * vb[bodies], axis=1), rows, num_segments=model.nc)
 
 
-@_jitted
+@jitted
 def kinematic_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nq nv"]:
     """`N(q)` with `q_dot = N v` (identity in 2-D; quaternion rates in 3-D)."""
     if model.dim == 2:
@@ -241,14 +241,14 @@ def kinematic_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nq n
     return jax.scipy.linalg.block_diag(*blocks)
 
 
-@_jitted
+@jitted
 def qdot(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, " nq"]:
     """`q_dot = N(q) v` without forming `N`."""
     nq, nv = NQ[model.dim], NV[model.dim]
     return body_qdot(q.reshape(-1, nq), v.reshape(-1, nv)).ravel()
 
 
-@_jitted
+@jitted
 def mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     """Block-diagonal mass matrix: `diag(m, m, J)` planar, `diag(m I3, J')` spatial."""
     if model.dim == 2:
@@ -267,7 +267,7 @@ def body_mass(model: Model) -> Float[Array, "nb nvb nvb"]:
     return jax.vmap(block)(model.mass, model.inertia)
 
 
-@_jitted
+@jitted
 def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     """`M^-1`, block by block (no dense inverse of the whole matrix)."""
     d = model.dim
@@ -280,7 +280,7 @@ def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
 
 
-@_jitted
+@jitted
 def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv"]:
     """`F`: gravity, in 3-D the gyroscopic moments `-omega' x J' omega'`, and the
     force elements (springs, dampers, bushings, applied loads, actuators); joint
@@ -308,7 +308,7 @@ def element_forces(model: Model, q: Array, v: Array, t, lam: Array | None = None
     out = jnp.zeros((model.n_bodies + 1, nvb))
     x = LoadInputs(q, v, jnp.asarray(t, dtype=float), lam)
     for g in groups:
-        qs, vs = _group_inputs(model, g, q, v)
+        qs, vs = group_inputs(model, g, q, v)
         out = out.at[np.asarray(g.bodies)].add(g.generalized(qs, vs, x))
     return out[:-1].ravel()  # the ground's row is dropped
 
@@ -318,7 +318,7 @@ def reads_reactions(model: Model) -> bool:
     return any(g.reads_reactions for g in model.force_groups)
 
 
-@_jitted
+@jitted
 def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """Gravitational potential energy plus that of the springs (linear spring-dampers,
     rotational springs, bushings)."""
@@ -327,7 +327,7 @@ def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
 
 
 def _spring_energy(model: Model, q: Array) -> Array:
-    return sum((jnp.sum(g.potential(_group_inputs(model, g, q, None)[0])) for g in model.force_groups),
+    return sum((jnp.sum(g.potential(group_inputs(model, g, q, None)[0])) for g in model.force_groups),
                jnp.zeros(()))
 
 

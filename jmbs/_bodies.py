@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._rotations import quat_rate_matrix, quat_to_rot, rot2, rot_to_quat
+from ._rotations import quat_exp, quat_multiply, quat_rate_matrix, quat_to_rot, rot2, rot_to_quat
 
 NQ = {2: 3, 3: 7}
 NV = {2: 3, 3: 6}
@@ -98,3 +98,44 @@ def reference_q(position: Array, orientation: Array, kind: str) -> Array:
         return jnp.concatenate([position, o[None]])
     p = rot_to_quat(o) if kind == "rotation" else o / jnp.linalg.norm(o)
     return jnp.concatenate([position, p])
+
+
+def retract(model, q: Array, dv: Array) -> Array:
+    """Move `q` by the velocity-space increment `dv`, keeping quaternions unit.
+
+    Planar: `q + dv`. Spatial: `r + dr`, `p ⊗ exp(dtheta')` (body-frame rotation vector).
+    """
+    if model.dim == 2:
+        return q + dv
+    qb, db = q.reshape(-1, 7), dv.reshape(-1, 6)
+
+    def one(qi, di):
+        p = quat_multiply(qi[3:], quat_exp(di[3:]))
+        return jnp.concatenate([qi[:3] + di[:3], p / jnp.linalg.norm(p)])
+
+    return jax.vmap(one)(qb, db).ravel()
+
+
+def velocity_increment(model, q: Array, dq: Array) -> Array:
+    """The velocity-space increment of a coordinate increment `dq` at `q`, the
+    inverse of `q_dot = N(q) v` on unit quaternions (a change of a quaternion's
+    norm, which no rotation makes, is dropped)."""
+    if model.dim == 2:
+        return dq
+    qb, db = q.reshape(-1, 7), dq.reshape(-1, 7)
+
+    def one(qi, di):
+        p = qi[3:] / jnp.linalg.norm(qi[3:])
+        return jnp.concatenate([di[:3], 4.0 * quat_rate_matrix(p).T @ di[3:]])
+
+    return jax.vmap(one)(qb, db).ravel()
+
+
+def mechanism_size(model, q: Float[Array, " nq"]) -> Float[Array, ""]:
+    """The scale that relative position tolerances are measured against:
+    `max(1, max |position of a body|)` (quaternions, already of order one,
+    excluded). Traced `q` or a JAX array gives a JAX scalar, a NumPy `q` a NumPy one
+    (no device program on the host)."""
+    xp = np if isinstance(q, np.ndarray) else jnp
+    pos = xp.reshape(q, (-1, NQ[model.dim]))[:, :model.dim]
+    return xp.maximum(1.0, xp.max(xp.abs(pos), initial=0.0))

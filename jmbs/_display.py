@@ -8,16 +8,12 @@ value that is traced (inside `jax.jit` or `jax.vmap`) is summarised by its shape
 import html
 from collections import Counter
 
-import jax
 import numpy as np
+
+from ._misc import is_traced
 
 # Rows shown in a table before "... and N more".
 MAX_ROWS = 12
-
-
-def concrete(*trees) -> bool:
-    """Whether every array leaf can be looked at (none is a tracer)."""
-    return not any(isinstance(x, jax.core.Tracer) for t in trees for x in jax.tree.leaves(t))
 
 
 def counted(kinds) -> str:
@@ -82,7 +78,7 @@ def model_html(model) -> str:
 
 # ----- Solution -----
 def solution_line(sol) -> str:
-    if not concrete(sol.ts, sol.result):
+    if is_traced(sol.ts, sol.result):
         return f"Solution(traced: ts {tuple(sol.ts.shape)}, q {tuple(sol.q.shape)})"
     ts = np.asarray(sol.ts)
     if ts.ndim > 1:
@@ -99,7 +95,7 @@ def solution_line(sol) -> str:
 
 def solution_text(sol) -> str:
     lines = [solution_line(sol)]
-    if not concrete(sol.ts) or np.ndim(sol.ts) != 1 or sol.reactions is None:
+    if is_traced(sol.ts) or np.ndim(sol.ts) != 1 or sol.reactions is None:
         return lines[0]
     lines.append(f"q {tuple(sol.q.shape)}, v {tuple(sol.v.shape)}; energy {float(sol.energy[0]):.6g} "
                  f"-> {float(sol.energy[-1]):.6g}")
@@ -117,7 +113,7 @@ def _unique_always(r) -> tuple[list[str], list[str], list[str]]:
 
 
 def reactions_line(r) -> str:
-    if not concrete(r.unique):
+    if is_traced(r.unique):
         return f"Reactions(traced: {len(r.element_names)} elements)"
     states = int(np.prod(np.shape(r.unique)[:-1]))
     unique, never, changing = _unique_always(r)
@@ -128,7 +124,7 @@ def reactions_line(r) -> str:
 
 
 def reactions_text(r) -> str:
-    if not concrete(r.unique):
+    if is_traced(r.unique):
         return reactions_line(r)
     unique, never, changing = _unique_always(r)
     lines = [reactions_line(r)]
@@ -140,7 +136,7 @@ def reactions_text(r) -> str:
 
 
 def reactions_html(r) -> str:
-    if not concrete(r.unique):
+    if is_traced(r.unique):
         return html.escape(reactions_line(r))
     unique = np.asarray(r.unique).reshape(-1, len(r.element_names))
     force = np.asarray(r.forces).reshape(unique.shape[0], len(r.element_names), -1)[-1]

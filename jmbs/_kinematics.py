@@ -10,7 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from . import _display
 from ._assembly import (
     blocks_matvec,
     body_mass,
@@ -22,22 +21,21 @@ from ._assembly import (
     qdot,
     velocity_rhs,
 )
-from ._bodies import NV
-from ._formulations.base import check_finite, check_positive, is_traced
+from ._bodies import NV, mechanism_size, retract
 from ._joints.base import ConstraintSpec, DriverSpec
 from ._linalg import (
     GAUSS_NEWTON_RTOL,
     TINY,
     VELOCITY_RTOL,
-    mechanism_size,
-    numerical_rank,
-    rank_from_singular_values,
+    VELOCITY_SV_RTOL,
+    rank_decision,
     structured,
 )
+from ._misc import check_finite, check_positive, check_state, fail_if, is_traced
 from ._model import Model
-from ._rotations import quat_exp, quat_multiply, quat_rate_matrix
-from ._solvability.assembly_tree import make_plan
-from ._tree_solve import solve as tree_solve
+from ._rank import constraint_rank, equilibrate
+from ._tree.plan import make_plan
+from ._tree.solve import solve as tree_solve
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
 # A configuration that violates a holonomic constraint by more than this (relative to
@@ -68,37 +66,6 @@ def warn_if_unassembled(model: Model, q, t, where: str) -> None:
         warnings.warn(f"{where}: q violates the constraints by {off:.2g} (worst: element {worst!r}); "
                       "the results are for a configuration the mechanism cannot take: assemble it "
                       "first (jmbs.assemble(model, q))", stacklevel=3)
-
-
-def retract(model: Model, q: Array, dv: Array) -> Array:
-    """Move `q` by the velocity-space increment `dv`, keeping quaternions unit.
-
-    Planar: `q + dv`. Spatial: `r + dr`, `p ⊗ exp(dtheta')` (body-frame rotation vector).
-    """
-    if model.dim == 2:
-        return q + dv
-    qb, db = q.reshape(-1, 7), dv.reshape(-1, 6)
-
-    def one(qi, di):
-        p = quat_multiply(qi[3:], quat_exp(di[3:]))
-        return jnp.concatenate([qi[:3] + di[:3], p / jnp.linalg.norm(p)])
-
-    return jax.vmap(one)(qb, db).ravel()
-
-
-def velocity_increment(model: Model, q: Array, dq: Array) -> Array:
-    """The velocity-space increment of a coordinate increment `dq` at `q`, the
-    inverse of `q_dot = N(q) v` on unit quaternions (a change of a quaternion's
-    norm, which no rotation makes, is dropped)."""
-    if model.dim == 2:
-        return dq
-    qb, db = q.reshape(-1, 7), dq.reshape(-1, 7)
-
-    def one(qi, di):
-        p = qi[3:] / jnp.linalg.norm(qi[3:])
-        return jnp.concatenate([di[:3], 4.0 * quat_rate_matrix(p).T @ di[3:]])
-
-    return jax.vmap(one)(qb, db).ravel()
 
 
 def free_mask(model: Model, fixed: Sequence = ()) -> np.ndarray:
@@ -134,17 +101,6 @@ class AssemblyResult(eqx.Module):
     residual: Float[Array, ""]
     steps: Int[Array, ""]
     converged: Array
-
-
-def check_state(where: str, name: str, x, n: int, what: str) -> Array:
-    """`x` as a float array, checked on the host: its shape (static, so traced input too)
-    and, where concrete, that it is finite. The compiled program does not change."""
-    x = jnp.asarray(x, dtype=float)
-    if x.shape != (n,):
-        raise ValueError(f"{where}: {name} must have shape ({n},), one value per {what}; got "
-                         f"shape {x.shape}")
-    check_finite(where, name, x, "pass finite values")
-    return x
 
 
 def _assemble(model: Model, q: Array, t: Array, free, tol: float,
@@ -239,7 +195,7 @@ def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
     check_finite("jmbs.assemble", "t", t, "pass a finite time")
     check_positive("jmbs.assemble", "tol", tol)
     free = tuple(bool(f) for f in free_mask(model, fixed))  # static: it shapes the solve
-    res = _assemble_jit(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps)
+    res = assemble_jit(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps)
     if throw:
         res = eqx.tree_at(lambda r: r.q, res, fail_if(
             res.q, ~res.converged, "jmbs.assemble did not converge: the constraints cannot be "
@@ -257,23 +213,7 @@ def _assembly_failure(model: Model, res: AssemblyResult, t) -> str:
             "coordinates fixed)")
 
 
-def fail_if(x, failed: Array, message: str, detail=None):
-    """The one error path of jmbs's entry points, alike for concrete and traced input:
-    `eqx.EquinoxRuntimeError` (a `RuntimeError`) where `failed` holds.
-
-    Concrete `failed` is decided on the host (raising `detail()`'s fuller text when
-    given), so the compiled program itself carries no host callback and can be
-    stored in JAX's persistent cache; traced `failed` goes through `eqx.error_if`.
-    Returns `x`.
-    """
-    if is_traced(failed):
-        return eqx.error_if(x, failed, message)
-    if np.any(np.asarray(failed)):
-        raise eqx.EquinoxRuntimeError(detail() if detail is not None else message)
-    return x
-
-
-_assemble_jit = eqx.filter_jit(_assemble)
+assemble_jit = eqx.filter_jit(_assemble)
 
 
 def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.0, *,
@@ -350,9 +290,6 @@ def _rheonomic_residuals(model, q, v, t, tol):
     return (rv, bad_v), (ra, bad_a)
 
 
-# VELOCITY_RTOL is relative to C W C^T's eigenvalues; both solves below cut singular
-# values (of C B, and of the tree's connections), hence its root.
-_VELOCITY_SV_RTOL = VELOCITY_RTOL**0.5
 
 
 @eqx.filter_jit
@@ -363,7 +300,7 @@ def _consistent_velocity(model, q, v, t, free, tol):
     number unsquared: redundant rows leave `C v + b` at rounding level."""
     C, b = constraint_matrix(model, q, t), velocity_rhs(model, q, t)
     B = jnp.linalg.cholesky(inverse_mass_matrix(model)) * free[:, None]
-    out = v - B @ (jnp.linalg.pinv(C @ B, rtol=_VELOCITY_SV_RTOL) @ (C @ v + b))
+    out = v - B @ (jnp.linalg.pinv(C @ B, rtol=VELOCITY_SV_RTOL) @ (C @ v + b))
     return _velocity_check(out, C @ out + b, b, C @ v, tol)
 
 
@@ -375,7 +312,7 @@ def _consistent_velocity_tree(model, q, v, t, tol):
     blocks, b = constraint_blocks(model, q, t), velocity_rhs(model, q, t)
     Cv = blocks_matvec(model, blocks, v)
     dv, _ = tree_solve(plan, blocks[plan.entry_pick], body_mass(model), jnp.zeros(model.nv),
-                       -(Cv + b), None, _VELOCITY_SV_RTOL)
+                       -(Cv + b), None, VELOCITY_SV_RTOL)
     return _velocity_check(v + dv, blocks_matvec(model, blocks, v + dv) + b, b, Cv, tol)
 
 
@@ -401,7 +338,7 @@ class KinematicsSolution(eqx.Module):
     rank_values: Float[Array, "T k"]
 
     def __repr__(self) -> str:
-        if not _display.concrete(self.ts):
+        if is_traced(self.ts):
             return f"KinematicsSolution(traced: ts {tuple(self.ts.shape)})"
         ts = np.asarray(self.ts)
         return (f"KinematicsSolution({ts.size} times, t = {ts[0]:g} .. {ts[-1]:g}, max |Phi| = "
@@ -459,15 +396,14 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
 def _check_fully_driven(model: Model, q: Array, t) -> None:
     """Host-side: refuse a model with free motions, and a start at a singular
     configuration (where `C` loses rank although the drivers fix the motion nearby)."""
-    rank = numerical_rank(constraint_matrix(model, q, t))
+    rank = constraint_rank(model, q, t)
     if rank == model.nv:
         clash = rheonomic_conflict(model, q, t)
         if clash:
             raise ValueError(f"jmbs.kinematics: the drivers conflict at the start (t = {float(t):g}) "
                              f"{clash}")
         return
-    near = [numerical_rank(constraint_matrix(model, x, t)) for x in nearby_configurations(model, q, t)]
-    if max([rank, *near]) < model.nv:
+    if generic_rank(model, q, t, rank) < model.nv:
         raise ValueError(f"the model has {model.nv - rank} degree(s) of freedom left; "
                          "kinematic analysis needs every one driven (add drivers)")
     raise ValueError(f"jmbs.kinematics: the start (t = {float(t):g}) is a singular configuration: "
@@ -492,10 +428,9 @@ def _kinematics(model, ts, q, tol, max_steps):
         P = jnp.linalg.pinv(C)
         v = P @ -velocity_rhs(model, res.q, t)
         a = P @ gamma(model, res.q, v, t)
-        s = jnp.linalg.svd(jax.lax.stop_gradient(C), compute_uv=False)
-        rel = s / jnp.maximum(s[0], TINY)
-        return (res.q, v, t), (res.q, v, a, res.residual, res.converged,
-                               rank_from_singular_values(s), rel)
+        rd = rank_decision(jnp.linalg.svd(equilibrate(model, jax.lax.stop_gradient(C)),
+                                          compute_uv=False))
+        return (res.q, v, t), (res.q, v, a, res.residual, res.converged, rd.rank, rd.rel)
 
     init = (q, jnp.zeros(model.nv), ts[0])
     _, (qs, vs, accs, r, ok, rank, rel) = jax.lax.scan(step, init, ts)
@@ -596,10 +531,25 @@ def nearby_configurations(model: Model, q, t, samples: int = GENERIC_SAMPLES,
         d = N @ z
         d = step * d / max(float(np.linalg.norm(d)), TINY)
         guess = retract(model, jnp.asarray(q, float), jnp.asarray(d * unit))
-        res = _assemble_jit(model, guess, jnp.asarray(t, float), every, 1e-12, 50, rows)
+        res = assemble_jit(model, guess, jnp.asarray(t, float), every, 1e-12, 50, rows)
         if bool(res.converged):
             out.append(np.asarray(res.q))
     return out
+
+
+def generic_rank(model: Model, q, t, rank: int | None = None) -> int:
+    """Host-side: the mechanism's generic rank near `q`, the rank of its constraints at
+    almost every configuration around it: the largest `constraint_rank` at `q` (or the
+    given `rank` there) and at the `nearby_configurations` (a driver only prescribes
+    where the mechanism is: its rows are there at the nearby configurations too). Equal
+    to the rank at `q` for a rigid structure (no motion). Along a motion or over a batch
+    of configurations, the generic rank is likewise the largest rank met
+    (`singular_points`, `SolvabilitySweep`).
+
+    The rank margin cannot tell a singular configuration from a redundant mechanism
+    (a configuration can be exactly singular with a large margin); this can."""
+    rank = constraint_rank(model, q, t) if rank is None else int(rank)
+    return max([rank, *(constraint_rank(model, x, t) for x in nearby_configurations(model, q, t))])
 
 
 def singular_points(ts, ranks, values) -> tuple[int, list[tuple[float, str]]]:

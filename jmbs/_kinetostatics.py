@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ._assembly import _group_blocks, _group_inputs, _jitted, _scatter_matrix
+from ._assembly import group_blocks, group_inputs, jitted, scatter_matrix
 from ._bodies import position, rotation
 from ._custom_types import Scalar
 from ._model import Model
@@ -38,7 +38,7 @@ def _wrench_blocks(qs: Array, P: Array, F: Array, M: Array) -> Array:
     return jax.vmap(one)(qs, P, F, M)
 
 
-@_jitted
+@jitted
 def kinetostatic_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "nv nc"]:
     """The equilibrium matrix `A` (`nv x nc`) of the free-body diagrams.
 
@@ -58,7 +58,7 @@ def kinetostatic_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -
     t = jnp.asarray(t, dtype=float)
     blocks = []
     for g in model.groups:
-        qs, _ = _group_inputs(model, g, q, None)
+        qs, _ = group_inputs(model, g, q, None)
         w = g.wrenches(qs, t)
-        blocks.append(_group_blocks(g, qs, t) if w is None else _wrench_blocks(qs, *w))
-    return _scatter_matrix(model, blocks).T
+        blocks.append(group_blocks(g, qs, t) if w is None else _wrench_blocks(qs, *w))
+    return scatter_matrix(model, blocks).T

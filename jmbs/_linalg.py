@@ -2,10 +2,11 @@
 
 One home for what used to be decided in many places with different literals:
 
-- the numerical rank (host: `numerical_rank`; traced: `rank_from_singular_values`),
-  relative to the largest singular value, with one default `RANK_RTOL`;
-- the size of the mechanism that relative position tolerances are measured
-  against (`mechanism_size`);
+- the one rank rule (traced: `rank_decision` -> `RankDecision(rank, rel, margin)`;
+  host: `numerical_rank`), relative to the largest rank-revealing value, with one
+  default `RANK_RTOL`, and the uniqueness criteria's `CRITERION_TOL` (the rank of a
+  mechanism's constraints at a configuration is `jmbs/_rank.py`'s `constraint_rank`,
+  on the equilibrated `C`);
 - the minimum-norm solve of a positive semidefinite system with its
   derivative (`min_norm_solve`), a solve on a static-shape subset of unknowns
   (`solve_masked`) and the 3x3 inverse (`inverse3`).
@@ -16,12 +17,11 @@ reason; modules import them rather than writing literals.
 
 import functools
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Int
-
-from ._bodies import NQ
 
 # Rank of `C` (or of a related matrix) at a configuration on the constraints:
 # singular values below RANK_RTOL * sigma_max count as zero. Redundant rows there
@@ -46,6 +46,11 @@ PROJECTION_RTOL = 1e-10
 # nearly singular configurations' independent rows.
 VELOCITY_RTOL = 1e-12
 
+# The same two tolerances where a solve cuts singular values rather than eigenvalues
+# (the tree's connections, `C B` of the consistent velocity): their square roots.
+PROJECTION_SV_RTOL = PROJECTION_RTOL**0.5
+VELOCITY_SV_RTOL = VELOCITY_RTOL**0.5
+
 # Gauss-Newton steps of `jmbs.assemble` (pseudoinverse of `C` itself, so relative
 # to sigma_max): steps start off the manifold, where redundant rows are only
 # nearly dependent; 1e-10 drops them while keeping every independent direction
@@ -58,15 +63,67 @@ GAUSS_NEWTON_RTOL = 1e-10
 INITIAL_PROJECTION_TOL = 1e-13
 INITIAL_PROJECTION_ITERATIONS = 50
 
+# An initial state within this (relative to the mechanism's size, or to the largest
+# speed) of the constraints is on them to the accuracy of the data: `jmbs.simulate`
+# projects it without a warning.
+ON_CONSTRAINTS_TOL = 1e-10
+
+# `Elimination`'s diagnosis: a kept row takes part in a dependency where its entry in
+# a unit basis vector of null(C_keep^T) exceeds this (the other entries are at
+# rounding level).
+DEPENDENCY_TOL = 1e-8
+
+
+# The uniqueness criteria (`||C_X^T N_X||`, the rows of a null-space basis) are zero
+# for a unique reaction up to rounding amplified by the conditioning of the kept
+# part of `C`: 1e-6 leaves room for a condition number of 1e10 on the equilibrated
+# `C` while no non-unique pattern (of norm one per basis vector) falls below it.
+CRITERION_TOL = 1e-6
+
+
+class RankDecision(eqx.Module):
+    """The one rank rule, decided on non-increasing rank-revealing values (singular
+    values, or `|R_ii|` of a pivoted QR):
+
+    - `rank`: how many values exceed `rtol` times the reference (the largest value
+      unless another is given);
+    - `rel`: the values relative to the reference;
+    - `margin`: decimal digits between `rtol` and the nearest relative value on
+      either side of it (the gap that separates kept from dropped; small near a
+      singular configuration).
+    """
+
+    rank: Int[Array, ""]
+    rel: Float[Array, " k"]
+    margin: Float[Array, ""]
+
+
+def decades(value: Array, tol) -> Array:
+    """Decimal digits between a non-negative value and a tolerance."""
+    return jnp.abs(jnp.log10(jnp.maximum(value, TINY) / tol))
+
+
+def rank_decision(values: Float[Array, " k"], rtol: float | Array = RANK_RTOL,
+                  ref: float | Array | None = None) -> RankDecision:
+    """Traced: `RankDecision` of the non-increasing `values` (see there); `ref` the
+    reference they are measured against (default `values[0]`). Values past the end
+    (a matrix with more rows than columns) count as zero."""
+    values = jnp.asarray(values)
+    if values.shape[0] == 0:
+        return RankDecision(jnp.asarray(0), values, jnp.asarray(jnp.inf))
+    ref = values[0] if ref is None else ref
+    rel = values / jnp.maximum(ref, TINY)
+    k = rel.shape[0]
+    rank = jnp.sum(rel > rtol)
+    kept = jnp.where(rank > 0, rel[jnp.maximum(rank - 1, 0)], jnp.inf)
+    dropped = jnp.where(rank < k, rel[jnp.minimum(rank, k - 1)], 0.0)
+    return RankDecision(rank, rel, jnp.minimum(decades(kept, rtol), decades(dropped, rtol)))
+
 
 def numerical_rank(A: ArrayLike, rtol: float = RANK_RTOL) -> int:
-    """Host-side: the numerical rank of `A` (NumPy SVD), counting singular values
-    above `rtol * sigma_max`; 0 for an empty or zero matrix.
-
-    **Arguments:**
-    - `A`: a concrete matrix (a traced one cannot be looked at: use
-      `rank_from_singular_values` inside a program).
-    - `rtol`: relative tolerance.
+    """Host-side: the numerical rank of a concrete matrix `A` by the rank rule
+    (`rank_decision` on its singular values); 0 for an empty or zero matrix. The rank
+    of a mechanism's constraints is `constraint_rank`, on the equilibrated `C`.
 
     **Returns:** the rank, a Python `int`.
     """
@@ -75,23 +132,6 @@ def numerical_rank(A: ArrayLike, rtol: float = RANK_RTOL) -> int:
         return 0
     s = np.linalg.svd(A, compute_uv=False)
     return int(np.sum(s > rtol * s[0])) if s[0] > 0 else 0
-
-
-def rank_from_singular_values(s: Float[Array, " k"], rtol: float | Array = RANK_RTOL
-                              ) -> Int[Array, ""]:
-    """Traced: the number of the non-increasing singular values `s` above
-    `rtol * s[0]` (0 when all are zero)."""
-    return jnp.sum(s > rtol * jnp.maximum(s[0], TINY)) if s.shape[0] else jnp.asarray(0)
-
-
-def mechanism_size(model, q: Float[Array, " nq"]) -> Float[Array, ""]:
-    """The scale that relative position tolerances are measured against:
-    `max(1, max |position of a body|)` (quaternions, already of order one,
-    excluded). Traced `q` or a JAX array gives a JAX scalar, a NumPy `q` a NumPy one
-    (no device program on the host)."""
-    xp = np if isinstance(q, np.ndarray) else jnp
-    pos = xp.reshape(q, (-1, NQ[model.dim]))[:, :model.dim]
-    return xp.maximum(1.0, xp.max(xp.abs(pos), initial=0.0))
 
 
 def solve_masked(A: Float[Array, "n n"], b: Float[Array, " n"], keep: Array) -> Float[Array, " n"]:

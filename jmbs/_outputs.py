@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
-from ._assembly import _group_inputs
+from ._assembly import group_inputs
 from ._joints.registry import ELEMENT_TYPES, measuring_group
 from ._model import Model
 from ._model.model import reference_context
@@ -68,7 +68,7 @@ def _measure(model: Model, qs: Array) -> Array:
     order = np.argsort(np.concatenate([np.asarray(ks) for ks, _ in groups]))
 
     def one(q):
-        vals = [g.phi(_group_inputs(model, g, q, None)[0], jnp.zeros(()))[:, 0] for _, g in groups]
+        vals = [g.phi(group_inputs(model, g, q, None)[0], jnp.zeros(()))[:, 0] for _, g in groups]
         return jnp.concatenate(vals)[order]
 
     return jax.vmap(one)(qs)

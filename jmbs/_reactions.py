@@ -9,26 +9,20 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from ._assembly import _group_inputs, constraint_matrix, generalized_forces
+from ._assembly import constraint_matrix, generalized_forces, group_inputs
 from ._display import reactions_html, reactions_line, reactions_text
-from ._formulations.base import (
-    AbstractFormulation,
-    Prepared,
-    check_finite,
-    dynamics_terms,
-    is_traced,
-    resolve,
-    solve_dynamics,
-)
+from ._formulations.base import AbstractFormulation, Prepared, resolve, solve_dynamics
 from ._formulations.registry import default_formulation
-from ._kinematics import check_state, warn_if_unassembled
-from ._linalg import min_norm_solve, numerical_rank
+from ._kinematics import warn_if_unassembled
+from ._linalg import min_norm_solve
+from ._misc import check_finite, check_state, is_traced
 from ._model import Model
+from ._rank import characteristic_lengths, constraint_rank, equilibrate
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
-from ._solvability.equilibrate import characteristic_lengths, equilibrate
 from ._solvability.registry import default_uniqueness, resolve_method
 from ._solvability.resultant import resultant_criteria, resultant_set
+from ._terms import dynamics_terms
 
 
 def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
@@ -41,7 +35,7 @@ def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
     point, force, torque = jnp.zeros((ne, dim)), jnp.zeros((ne, dim)), jnp.zeros((ne, nrot))
     start = 0
     for g in model.groups:
-        qs, _ = _group_inputs(model, g, q, None)
+        qs, _ = group_inputs(model, g, q, None)
         n = len(g.names)
         m = len(g.components) if n else 0
         x = -lam_g[start:start + n * m].reshape(n, m)
@@ -50,7 +44,7 @@ def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
         if w is None:
             continue
         P, Fu, Mu = w
-        idx = np.asarray([model._element_index(name) for name in g.names])
+        idx = np.asarray([model.element_index(name) for name in g.names])
         point = point.at[idx].set(P)
         force = force.at[idx].set(jnp.einsum("nm,nmd->nd", x, Fu))
         torque = torque.at[idx].set(jnp.einsum("nm,nmd->nd", x, Mu))
@@ -130,7 +124,7 @@ def _unique_only(x: Array, unique: Array, message: str) -> Array:
 @_unique_only.defjvp
 def _unique_only_jvp(message, primals, tangents):
     x, unique = primals
-    if not isinstance(unique, jax.core.Tracer):
+    if not is_traced(unique):
         # Concrete decisions (jax.grad outside jit): refuse on the host, with the message
         # alone rather than under the traceback advice of a runtime check.
         if not np.all(np.asarray(unique)):
@@ -401,7 +395,7 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
             raise ValueError("jmbs.statics: the model or q is traced, so the rank of C cannot be "
                              "decided from values; pass rank= (e.g. from a concrete call's "
                              "jmbs.solvability(model).rank)")
-        rank = numerical_rank(np.asarray(constraint_matrix(model, q, t)))
+        rank = constraint_rank(model, q, t)
     return _statics(model, method, q, t, int(rank), jnp.asarray(rtol, float))
 
 

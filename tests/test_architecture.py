@@ -96,6 +96,85 @@ def test_no_import_cycle_in_the_package():
     assert cycles == [], f"import cycles: {cycles}"
 
 
+def unit(module: str) -> str:
+    """The package or module directly under `jmbs/` that `module` belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def layer_table() -> list[tuple[str, set[str]]]:
+    """`docs/architecture.md`'s layer table, top row first: (layer, its units)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text[text.index("## Layers"):text.index("## Data flow")]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= {"-"}:
+            continue
+        names = re.findall(r"`([\w./]+)`", cells[1])
+        units = {"jmbs" if n == "__init__.py" else "jmbs." + n.rstrip("/").removesuffix(".py")
+                 for n in names}
+        rows.append((cells[0], units))
+    return rows
+
+
+def layer_violations(graph: dict[str, set[str]], table) -> list[str]:
+    """Imports between units that point up the table, and units the table does not place."""
+    rank = {u: -k for k, (_, units) in enumerate(table) for u in units}  # higher: further up
+    out = [f"{u} has no row in the layer table" for u in sorted({unit(m) for m in graph}) if u not in rank]
+    for a, targets in sorted(graph.items()):
+        for b in sorted(targets):
+            ua, ub = unit(a), unit(b)
+            if ua != ub and ua in rank and ub in rank and rank[ua] < rank[ub]:
+                out.append(f"{a} imports {b}: up the layer table")
+    return out
+
+
+def test_the_layer_check_finds_an_upward_import():
+    table = [("top", {"jmbs.cli"}), ("bottom", {"jmbs._config", "jmbs._misc"})]
+    assert layer_violations({"jmbs.cli": {"jmbs._config"}, "jmbs._misc": {"jmbs._config"}},
+                            table) == []
+    assert layer_violations({"jmbs._config": {"jmbs.cli"}}, table) == [
+        "jmbs._config imports jmbs.cli: up the layer table"]
+    assert layer_violations({"jmbs.new": set()}, table) == ["jmbs.new has no row in the layer table"]
+
+
+def test_imports_follow_the_layer_table():
+    table = layer_table()
+    assert [name for name, _ in table][0] == "front-ends" and len(table) >= 8, table
+    graph = import_graph()
+    assert layer_violations(graph, table) == []
+    units: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        units.setdefault(unit(a), set()).update(unit(b) for b in targets if unit(b) != unit(a))
+    assert strongly_connected(units) == [], "import cycles between packages"
+
+
+def private_imports() -> list[str]:
+    """`from jmbs module import _name` where the module is another module of the package."""
+    out = []
+    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
+    for path in PACKAGE.rglob("*.py"):
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            mod = node.module or ""
+            if node.level:
+                base = package.split(".")
+                mod = ".".join(base[:len(base) - (node.level - 1)] + ([mod] if mod else []))
+            if not mod.startswith("jmbs") or mod == name:
+                continue
+            out += [f"{path.relative_to(ROOT)}:{node.lineno}: {a.name} from {mod}" for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                    and f"{mod}.{a.name}" not in modules]  # a private module, not a name
+    return out
+
+
+def test_no_module_imports_another_modules_private_name():
+    assert private_imports() == []
+
+
 def _fresh(code: str, **env) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in ("PJRT_NPROC", "XLA_FLAGS")} | env
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

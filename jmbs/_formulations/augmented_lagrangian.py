@@ -5,8 +5,10 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
+from .._misc import as_float
 from .._model import Model
-from .base import AbstractFormulation, DynamicsTerms, FormulationState, all_rigid, as_float
+from .._terms import DynamicsTerms
+from .base import AbstractFormulation, FormulationState, all_rigid
 
 
 class AugmentedLagrangian(AbstractFormulation):

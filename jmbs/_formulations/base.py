@@ -12,82 +12,16 @@ from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
 from .._assembly import (
-    blocks_matvec,
-    body_mass,
-    check_terms,
-    constraint_matrix,
-    constraint_terms,
-    constraint_terms_blocks,
     element_forces,
-    generalized_forces,
-    inverse_mass_matrix,
-    mass_matrix,
-    phi,
     reads_reactions,
 )
-from .._linalg import numerical_rank, structured
+from .._misc import check_positive, is_traced
 from .._model import Model
-
-
-class DynamicsTerms(eqx.Module):
-    """Everything a formulation needs at one state `(q, v, t)`.
-
-    `gamma` already contains the stabilization terms; `phi` is zero on the
-    Pfaffian rows; `velocity_error` is `C v + b`.
-    """
-
-    M: Float[Array, "nv nv"] | None
-    Minv: Float[Array, "nv nv"] | None
-    F: Float[Array, " nv"]
-    C: Float[Array, "nc nv"] | None
-    gamma: Float[Array, " nc"]
-    phi: Float[Array, " nc"]
-    velocity_error: Float[Array, " nc"]
-    # The structured form (`dense=False`): `C`'s nonzero blocks (`constraint_blocks`'
-    # layout) and the bodies' mass matrices; `M`, `Minv`, `C` are then None.
-    blocks: Float[Array, "P nvb"] | None = None
-    body_mass: Float[Array, "nb nvb nvb"] | None = None
-
-
-def _is_zero(x) -> bool:
-    """Whether `x` is a Python or NumPy zero (an array leaf may be traced: not known)."""
-    return isinstance(x, (int, float, np.ndarray, np.number)) and not np.any(x)
-
-
-def baumgarte_gamma(terms: DynamicsTerms, alpha, beta) -> DynamicsTerms:
-    """`terms` with Baumgarte's feedback in `Gamma`: `Gamma - 2 alpha (C v + b) - beta^2 Phi`."""
-    gamma = terms.gamma - 2.0 * alpha * terms.velocity_error - beta**2 * terms.phi
-    return eqx.tree_at(lambda x: x.gamma, terms, gamma)
-
-
-def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.0,
-                   beta: float = 0.0, with_phi: bool = True, dense: bool = True) -> DynamicsTerms:
-    """The terms at `(q, v, t)`; `alpha, beta` are Baumgarte's gains:
-    `C v_dot = Gamma - 2 alpha (C v + b) - beta^2 Phi`. With `with_phi=False`
-    (and `beta = 0`) `Phi` is not evaluated and left at zero (less to compile
-    inside an integrator). With `dense=False` no dense matrix is formed: `C` as
-    its blocks, `M` as the bodies' blocks (for `jmbs.DivideAndConquer`)."""
-    hol = jnp.asarray(model.holonomic_rows)
-    residual = (jnp.where(hol, phi(model, q, t), 0.0) if with_phi or not _is_zero(beta)
-                else jnp.zeros(model.nc))
-    F = generalized_forces(model, q, v, t)
-    if dense:
-        C, b, gamma = constraint_terms(model, q, v, t)
-        terms = DynamicsTerms(mass_matrix(model), inverse_mass_matrix(model), F, C, gamma,
-                              residual, C @ v + b)
-    else:
-        blocks, b, gamma = constraint_terms_blocks(model, q, v, t)
-        terms = DynamicsTerms(None, None, F, None, gamma, residual,
-                              blocks_matvec(model, blocks, v) + b, blocks, body_mass(model))
-    if _is_zero(alpha) and _is_zero(beta):
-        return terms
-    return baumgarte_gamma(terms, alpha, beta)
-
+from .._terms import DynamicsTerms
 
 # Fixed-point sweeps between the multipliers and the friction forces they cause: the
 # friction force changes the reactions by a fraction of itself (the coefficient times
@@ -110,50 +44,6 @@ def solve_dynamics(model: Model, prepared: "Prepared", terms: DynamicsTerms, q: 
 
     # A loop, not unrolled: the solve is traced once.
     return jax.lax.fori_loop(0, FRICTION_ITERATIONS, sweep, (v_dot, lam))
-
-
-def is_traced(*trees) -> bool:
-    """Whether any leaf of `trees` is traced (`jax.grad`, `jax.vmap`, `jax.jit` over it)."""
-    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
-
-
-def check_finite(where: str, name: str, x, fix: str) -> None:
-    """Host-side: `ValueError` where concrete `x` holds NaN or inf (traced values are
-    not looked at, so the compiled program is the same)."""
-    if not is_traced(x) and not np.all(np.isfinite(np.asarray(x, dtype=float))):
-        raise ValueError(f"{where}: {name} contains NaN or inf; {fix}")
-
-
-def check_positive(where: str, name: str, x, *, zero: bool = False) -> None:
-    """Host-side: `ValueError` unless concrete `x` is finite and positive (non-negative
-    with `zero=True`); traced values are not looked at."""
-    if is_traced(x):
-        return
-    a = np.asarray(x, dtype=float)
-    sign = "non-negative" if zero else "positive"
-    got = f"{float(a):g}" if a.ndim == 0 else np.array2string(a)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{where}: {name} must be a finite {sign} number, got {got}")
-    if np.any(a < 0) or (not zero and np.any(a == 0)):
-        raise ValueError(f"{where}: {name} must be {sign}, got {got}")
-
-
-def constraint_rank(model: Model, q, t, rtol, rows=None) -> int:
-    """Host-side: the rank of `C` (or of its `rows`) at a configuration on the
-    constraints, where redundant rows give singular values at rounding level. Below
-    `STRUCTURED_MIN_NV` `C` comes from the program of the host's checks at a
-    configuration (`check_terms`), compiled once for both."""
-    C = (constraint_matrix(model, q, t) if structured(model) else
-         check_terms(model, q, np.zeros(model.nv), np.asarray(t, dtype=float))[2])
-    C = np.asarray(C)
-    return numerical_rank(C if rows is None else C[np.asarray(rows)], float(rtol))
-
-
-def as_float(x) -> Array:
-    """Converter for hyper-parameters that do not change shapes: an array leaf (NumPy
-    for a concrete value, a JAX array or tracer as given), so that `eqx.filter_jit`
-    traces it and a new value reuses the compiled program."""
-    return jnp.asarray(x, dtype=float) if isinstance(x, jax.Array) else np.asarray(x, dtype=float)
 
 
 def row_values(model: Model, values, what: str, default: float | None = None) -> np.ndarray:

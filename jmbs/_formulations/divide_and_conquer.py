@@ -4,24 +4,20 @@ import functools
 from typing import Any, ClassVar
 
 import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import body_mass, constraint_blocks
+from .._assembly import body_mass
 from .._bodies import NV
 from .._config import RUN_ONCE
-from .._linalg import RANK_RTOL
+from .._linalg import CRITERION_TOL, RANK_RTOL
+from .._misc import as_float
 from .._model import Model
-from .._solvability.assembly_tree import make_plan
-from .._solvability.dca import _as_tree
-from .._tree_solve import factor, solve
-from .base import (
-    AbstractFormulation,
-    DynamicsTerms,
-    FormulationState,
-    all_rigid,
-    as_float,
-    require_values,
-)
+from .._solvability.dca import DCA
+from .._terms import DynamicsTerms
+from .._tree.plan import as_tree, dense_blocks, make_plan
+from .._tree.solve import solve
+from .base import AbstractFormulation, FormulationState, all_rigid, require_values
 
 
 class DivideAndConquer(AbstractFormulation):
@@ -45,13 +41,14 @@ class DivideAndConquer(AbstractFormulation):
 
     **Arguments:**
     - `rtol`: a connection's singular values below `rtol` times the largest row norm
-      of `C M^-1/2` count as zero (decided once by `init`).
+      of the equilibrated `C` count as zero (decided once by `init`, as `jmbs.DCA`
+      decides them, so the rank is the uniqueness report's).
     - `tree`: the assembly tree as nested pairs of body names (as `jmbs.DCA`'s);
       default: balanced, by recursive bisection of the body graph.
     """
 
     rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
-    tree: Any = eqx.field(static=True, default=None, converter=_as_tree)
+    tree: Any = eqx.field(static=True, default=None, converter=as_tree)
 
     dense: ClassVar[bool] = False
 
@@ -65,16 +62,16 @@ class DivideAndConquer(AbstractFormulation):
                     f"and inertia {np.diag(Mb).tolist()}); the block elimination needs every body's "
                     "inverse inertia: give it a mass and inertia, or use jmbs.NullSpaceProjection()")
         plan = make_plan(model, self.tree)
-        ranks = tuple(np.asarray(r) for r in _connection_ranks(model, plan, q, t, self.rtol))
+        method = DCA(self.rtol, CRITERION_TOL, self.tree, plan)
+        ranks = tuple(np.asarray(r) for r in _connection_ranks(method, model, q, t))
         return FormulationState(all_rigid(model), int(sum(int(r.sum()) for r in ranks)),
                                 plan=plan, node_ranks=ranks)
 
     def solve(self, state: FormulationState, terms: DynamicsTerms):
         plan, nvb = state.plan, NV[state.plan.dim]
         if terms.blocks is None:  # dense terms (`dynamics_terms(dense=True)`): gather the blocks
-            cols = np.arange(nvb)
-            vals = terms.C[plan.entry_rows[:, None], plan.entry_bodies[:, None] * nvb + cols]
-            idx = np.arange(plan.n_bodies)[:, None] * nvb + cols
+            vals = dense_blocks(plan, terms.C)
+            idx = np.arange(plan.n_bodies)[:, None] * nvb + np.arange(nvb)
             mass = terms.M[idx[:, :, None], idx[:, None, :]]
         else:
             vals, mass = terms.blocks[plan.entry_pick], terms.body_mass
@@ -82,7 +79,10 @@ class DivideAndConquer(AbstractFormulation):
 
 
 @functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)  # values required: top level
-def _connection_ranks(model: Model, plan, q, t, rtol):
-    """The kept singular values of every connection at `(q, t)` (one compiled call)."""
-    vals = constraint_blocks(model, q, t)[plan.entry_pick]
-    return tuple(st.ranks() for st in factor(plan, vals, body_mass(model), None, rtol).steps)
+def _connection_ranks(method: DCA, model: Model, q, t):
+    """The rank of every connection at `(q, t)`, by the rank rule on the equilibrated
+    blocks of `C` (the `DCA` uniqueness analysis's own decision, so the formulation's
+    rank is the report's). A connection's rank does not depend on how rows and bodies
+    are scaled, so it holds for the mass-weighted blocks that the solve factorizes."""
+    _, per_height = method.run(model, q, t)
+    return tuple(jnp.sum(s > method.rtol, axis=1) for _, s in per_height)

@@ -8,22 +8,12 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from jaxtyping import Array
 
-from .._assembly import constraint_matrix
-from .._linalg import RANK_RTOL, numerical_rank
+from .._linalg import DEPENDENCY_TOL, RANK_RTOL, numerical_rank
+from .._misc import as_float
 from .._model import Model
-from .base import (
-    AbstractFormulation,
-    DynamicsTerms,
-    FormulationState,
-    all_rigid,
-    as_float,
-    constraint_rank,
-    require_values,
-)
-
-# A kept row takes part in a dependency where its entry in a unit basis vector of
-# null(C_keep^T) exceeds this (the basis' other entries are at rounding level).
-_DEPENDENCY_TOL = 1e-8
+from .._rank import constraint_rank, equilibrated_matrix
+from .._terms import DynamicsTerms
+from .base import AbstractFormulation, FormulationState, all_rigid, require_values
 
 
 def _pairs(eliminate) -> tuple[tuple[str, str], ...] | None:
@@ -70,7 +60,7 @@ class Elimination(AbstractFormulation):
             r = self.rank
             if r is None:
                 require_values(self, model, q, t)
-                r = constraint_rank(model, q, t, self.rtol)
+                r = constraint_rank(model, q, t, rtol=self.rtol)
             return FormulationState(all_rigid(model), r)
         drop = set()
         for name, comp in self.eliminate:
@@ -83,7 +73,7 @@ class Elimination(AbstractFormulation):
         if self.rank is not None:  # stated: the kept rows are the user's responsibility
             return FormulationState(all_rigid(model), self.rank, tuple(keep))
         require_values(self, model, q, t)
-        C = np.asarray(constraint_matrix(model, q, t))
+        C = equilibrated_matrix(model, q, t)
         r = numerical_rank(C, float(self.rtol))
         rk = numerical_rank(C[keep], float(self.rtol))
         if rk < r:
@@ -118,5 +108,5 @@ def _dependent_elements(model: Model, C: np.ndarray, keep: list[int], rank: int)
     """Elements whose kept rows take part in a dependency (nonzero in `null(C_keep^T)`,
     the left singular vectors past the kept rows' `rank`)."""
     U, _, _ = np.linalg.svd(C[keep])
-    rows = [keep[i] for i in np.flatnonzero(np.abs(U[:, rank:]).max(axis=1) > _DEPENDENCY_TOL)]
+    rows = [keep[i] for i in np.flatnonzero(np.abs(U[:, rank:]).max(axis=1) > DEPENDENCY_TOL)]
     return sorted({model.element_of_row(i) for i in rows}, key=model.element_names.index)

@@ -10,16 +10,11 @@ import jax.scipy.linalg as jsl
 from jaxtyping import Array
 
 from .._linalg import RANK_RTOL, solve_masked, top_mask
+from .._misc import as_float
 from .._model import Model
-from .base import (
-    AbstractFormulation,
-    DynamicsTerms,
-    FormulationState,
-    all_rigid,
-    as_float,
-    constraint_rank,
-    require_values,
-)
+from .._rank import constraint_rank
+from .._terms import DynamicsTerms
+from .base import AbstractFormulation, FormulationState, all_rigid, require_values
 
 
 class NullSpaceProjection(AbstractFormulation):
@@ -66,7 +61,7 @@ class NullSpaceProjection(AbstractFormulation):
         r = self.rank
         if r is None:
             require_values(self, model, q, t)
-            r = constraint_rank(model, q, t, self.rtol)
+            r = constraint_rank(model, q, t, rtol=self.rtol)
         if self.basis == "local" and r < model.nc:
             raise ValueError(
                 f"NullSpaceProjection(basis='local') needs independent constraints, but this "

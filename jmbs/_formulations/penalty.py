@@ -7,18 +7,12 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._linalg import RANK_RTOL, min_norm_solve
+from .._linalg import min_norm_solve
+from .._misc import as_float, check_finite
 from .._model import Model
-from .base import (
-    AbstractFormulation,
-    DynamicsTerms,
-    FormulationState,
-    as_float,
-    check_finite,
-    constraint_rank,
-    require_values,
-    row_values,
-)
+from .._rank import constraint_rank
+from .._terms import DynamicsTerms
+from .base import AbstractFormulation, FormulationState, require_values, row_values
 
 
 def _values(x):
@@ -88,7 +82,7 @@ class Penalty(AbstractFormulation):
             rank = 0
             if mask.any():
                 require_values(self, model, q, t)
-                rank = constraint_rank(model, q, t, RANK_RTOL, np.flatnonzero(mask))
+                rank = constraint_rank(model, q, t, rows=np.flatnonzero(mask))
         return FormulationState(tuple(bool(x) for x in mask), rank, k=k, d=d)
 
     def solve(self, state: FormulationState, terms: DynamicsTerms):

@@ -7,17 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._linalg import RANK_RTOL, min_norm_solve
+from .._misc import as_float
 from .._model import Model
-from .base import (
-    AbstractFormulation,
-    DynamicsTerms,
-    FormulationState,
-    all_rigid,
-    as_float,
-    constraint_rank,
-    require_values,
-    row_values,
-)
+from .._rank import constraint_rank
+from .._terms import DynamicsTerms
+from .base import AbstractFormulation, FormulationState, all_rigid, require_values, row_values
 
 
 def _frozen(weights):
@@ -53,7 +47,7 @@ class Pseudoinverse(AbstractFormulation):
         r = self.rank
         if r is None:
             require_values(self, model, q, t)
-            r = constraint_rank(model, q, t, self.rtol)
+            r = constraint_rank(model, q, t, rtol=self.rtol)
         if self.weights is None:
             return FormulationState(all_rigid(model), r)
         w = self.weights

@@ -1,10 +1,5 @@
-"""The model (`model.py`), its builder (`builder.py`) and the builder's input checks
-(`validate.py`).
-
-Importing this package loads the model layer only: `_assembly` and the
-analyses import `Model` from here, and the builder imports them in turn, so
-the builder is imported from `jmbs._model.builder`.
-"""
+"""The model (`model.py`) and the checks of its inputs (`validate.py`). The builder is
+a front end above the analyses (`jmbs/_builder/`)."""
 
 from .model import GROUND as GROUND
 from .model import Body as Body

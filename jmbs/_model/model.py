@@ -18,6 +18,7 @@ from .._forces.base import ForceSpec
 from .._forces.registry import force_class
 from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .._joints.registry import group_class
+from .._misc import is_traced
 from .validate import check_motion, numbers, unknown
 
 GROUND = "ground"
@@ -155,7 +156,7 @@ class Model(eqx.Module):
 
     def element(self, name: str) -> ElementInfo:
         """Kind, bodies, reaction components and rows of the element `name`."""
-        k = self._element_index(name)
+        k = self.element_index(name)
         spec = self.element_specs[k]
         names = self.body_names + (GROUND,)
         return ElementInfo(spec.name, spec.kind, tuple(names[i] for i in spec.bodies),
@@ -168,10 +169,11 @@ class Model(eqx.Module):
 
     def rows(self, name: str) -> slice:
         """Rows of element `name` in `C`, `Phi`, `Gamma` and the multipliers."""
-        a, b = self.element_rows[self._element_index(name)]
+        a, b = self.element_rows[self.element_index(name)]
         return slice(a, b)
 
-    def _element_index(self, name: str) -> int:
+    def element_index(self, name: str) -> int:
+        """Position of element `name` in `element_names` (a `ValueError` naming the known ones)."""
         names = self.element_names
         if name not in names:
             raise ValueError(unknown("element", name, names))
@@ -285,7 +287,7 @@ class Model(eqx.Module):
             if value.shape != values[key].shape:
                 raise ValueError(f"parameter {key!r} has shape {values[key].shape}, "
                                  f"got a value of shape {value.shape}")
-            if not isinstance(value, jax.core.Tracer):  # values are checked where they are known
+            if not is_traced(value):  # values are checked where they are known
                 if not np.all(np.isfinite(value)):
                     raise ValueError(f"parameter {key!r} contains NaN or infinity: {value}")
                 arg = key.rpartition(".")[2]

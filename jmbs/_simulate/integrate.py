@@ -14,14 +14,17 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
+from .._bodies import mechanism_size
 from .._config import RUN_ONCE
-from .._formulations.base import Prepared, dynamics_terms, is_traced, solve_dynamics
-from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL, mechanism_size
+from .._formulations.base import Prepared, solve_dynamics
+from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
+from .._misc import is_traced
 from .._model import Model
 from .._reactions import build_reactions
 from .._solvability.base import AbstractSolvabilityMethod
 from .._stabilization.base import AbstractStabilization
 from .._stabilization.projection import project
+from .._terms import dynamics_terms
 from .solution import RESULTS, Solution
 
 

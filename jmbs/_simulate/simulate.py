@@ -8,39 +8,21 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._assembly import check_terms, phi
-from .._formulations.base import (
-    AbstractFormulation,
-    Prepared,
-    as_float,
-    check_finite,
-    check_positive,
-    is_traced,
-    resolve,
-)
+from .._formulations.base import AbstractFormulation, Prepared, resolve
 from .._formulations.registry import default_formulation
-from .._kinematics import (
-    assemble,
-    closure_error,
-    conflict,
-    fail_if,
-    rheonomic_conflict,
-    warn_singular,
-)
+from .._kinematics import assemble, closure_error, conflict, generic_rank, rheonomic_conflict, warn_singular
+from .._linalg import ON_CONSTRAINTS_TOL
+from .._misc import as_float, check_finite, check_positive, fail_if, is_traced
 from .._model import Model
 from .._reactions import check_friction
 from .._solvability.analysis import element_sets
 from .._solvability.base import AbstractSolvabilityMethod
 from .._solvability.registry import default_uniqueness, resolve_method
-from .._solvability.report import decisions_at, generic_rank
+from .._solvability.report import decisions_at
 from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
 from .integrate import integrate, solution
 from .solution import Solution, failures
-
-# An initial state within this (relative to the mechanism's size, or to the
-# largest speed) of the constraints is on them to the accuracy of the data: it
-# is projected without a warning.
-_ON_CONSTRAINTS = 1e-10
 
 
 def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prepared | None = None,
@@ -240,7 +222,7 @@ def _singular_start(model: Model, method: AbstractSolvabilityMethod, q, t) -> st
     if model.nc == 0:
         return ""
     rank = int(decisions_at(model, method, q, float(t), element_sets(model)).rank)
-    generic = generic_rank(model, method, q, float(t), rank)
+    generic = generic_rank(model, q, float(t), rank)
     if generic == rank:
         return ""
     return (f"the start is a singular configuration: the rank of C is {rank} there but {generic} "
@@ -300,7 +282,7 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float,
                          f"(t0 = {float(t0):g}): " + (f"{singular} ({clash})" if singular else clash))
     verr = float(np.max(np.abs(np.asarray(velocity_error)), initial=0.0))
     vsize = max(1.0, float(np.max(np.abs(np.asarray(v0)), initial=0.0)))
-    if off <= _ON_CONSTRAINTS * size and verr <= _ON_CONSTRAINTS * vsize:
+    if off <= ON_CONSTRAINTS_TOL * size and verr <= ON_CONSTRAINTS_TOL * vsize:
         return None
     return (f"|Phi| = {off:.3g} at element {worst!r}, "
             f"|C v + b| = {verr:.3g}")

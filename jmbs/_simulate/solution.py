@@ -7,9 +7,9 @@ import equinox as eqx
 import numpy as np
 from jaxtyping import Array, Bool, Float
 
-from .._display import concrete, reactions_html, solution_line, solution_text
-from .._formulations.base import is_traced
+from .._display import reactions_html, solution_line, solution_text
 from .._kinematics import singular_points
+from .._misc import is_traced
 from .._outputs import joint_coordinates
 from .._reactions import Reactions
 
@@ -91,7 +91,7 @@ class Solution(eqx.Module):
         `energy`, `work`, `violation`, `velocity_violation`, the reaction
         components (`"<element>.<component>"`, `-lambda`) and, given the `model`, the
         joints' coordinates (`"<joint>.angle"`, `"<joint>.slide"`)."""
-        if not concrete(self.ts) or np.ndim(self.ts) != 1:
+        if is_traced(self.ts) or np.ndim(self.ts) != 1:
             raise ValueError("Solution.table needs one concrete run (not traced, not a batch: "
                              "index the batch first, e.g. jax.tree.map(lambda x: x[0], sol))")
         cols = {"t": np.asarray(self.ts)}

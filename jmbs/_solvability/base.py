@@ -17,10 +17,10 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._assembly import constraint_matrix
-from .._formulations.base import check_positive
-from .._linalg import TINY, rank_from_singular_values
+from .._linalg import RankDecision, decades
+from .._misc import check_positive
 from .._model import Model
-from .equilibrate import equilibrate
+from .._rank import equilibrate
 
 # Decimal digits between a value and its tolerance below which a decision is
 # reported as marginal (close to a singular configuration).
@@ -109,27 +109,8 @@ def element_sets(model: Model) -> np.ndarray:
     return sets
 
 
-def decades(value: Array, tol: float) -> Array:
-    """Decimal digits between a non-negative value and a tolerance."""
-    return jnp.abs(jnp.log10(jnp.maximum(value, TINY) / tol))
-
-
-def rank_from_values(values: Array, rtol: float) -> tuple[Array, Array, Array]:
-    """Rank, relative values and rank margin from non-increasing rank-revealing values.
-
-    Values past the end (when `C` has more rows than columns) count as zero.
-    """
-    rel = values / jnp.maximum(values[0], TINY)
-    k = rel.shape[0]
-    rank = rank_from_singular_values(values, rtol)
-    kept = jnp.where(rank > 0, rel[jnp.maximum(rank - 1, 0)], jnp.inf)
-    dropped = jnp.where(rank < k, rel[jnp.minimum(rank, k - 1)], 0.0)
-    return rank, rel, jnp.minimum(decades(kept, rtol), decades(dropped, rtol))
-
-
 def nullspace_decisions(method: AbstractSolvabilityMethod, C: Array, N: Array, sets: Array,
-                        rank: Array, rel: Array, rank_margin: Array,
-                        set_rank: Array | None = None) -> Decisions:
+                        rd: RankDecision, set_rank: Array | None = None) -> Decisions:
     """Decisions from a basis `N` of `null(C^T)` (columns of norm 1 or 0).
 
     Set `X`: criterion `||C_X^T N_X||_F`; component `k`: the norm of row `k` of `N`.
@@ -142,7 +123,7 @@ def nullspace_decisions(method: AbstractSolvabilityMethod, C: Array, N: Array, s
     comp = jnp.sqrt(jnp.sum(N**2, axis=1))
     if set_rank is None:
         set_rank = jnp.full(sets.shape[:1], -1)
-    return Decisions(rank, rel, rank_margin, crit <= method.ctol, crit, decades(crit, method.ctol),
+    return Decisions(rd.rank, rd.rel, rd.margin, crit <= method.ctol, crit, decades(crit, method.ctol),
                      set_rank, comp <= method.ctol, comp, decades(comp, method.ctol))
 
 

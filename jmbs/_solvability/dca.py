@@ -33,24 +33,16 @@ from typing import Any, ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._assembly import constraint_blocks
 from .._bodies import NV
-from .._formulations.base import as_float
-from .._linalg import TINY, compress_factor, small_svd
+from .._linalg import CRITERION_TOL, RANK_RTOL, TINY, compress_factor, decades, rank_decision, small_svd
+from .._misc import as_float
 from .._model import Model
-from .._tree_solve import children_factors, flat_handles, pad_cols, plan_routes
-from .assembly_tree import Plan, make_plan
-from .base import AbstractSolvabilityMethod, Decisions, decades
-from .equilibrate import NOISE, RUIZ_ITERATIONS, _safe
-
-
-def _as_tree(tree):
-    """Nested lists become tuples (the tree is a static, hashable field)."""
-    if isinstance(tree, (list, tuple)):
-        return tuple(_as_tree(t) for t in tree)
-    return tree
+from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
+from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
+from .._tree.solve import children_factors, flat_handles, pad_cols, plan_routes
+from .base import AbstractSolvabilityMethod, Decisions
 
 
 class DCA(AbstractSolvabilityMethod):
@@ -69,9 +61,9 @@ class DCA(AbstractSolvabilityMethod):
       Default: balanced, by recursive bisection of the body graph.
     """
 
-    rtol: float = eqx.field(converter=as_float, default=1e-8)
-    ctol: float = eqx.field(converter=as_float, default=1e-6)
-    tree: Any = eqx.field(static=True, default=None, converter=_as_tree)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
+    tree: Any = eqx.field(static=True, default=None, converter=as_tree)
     plan: Plan | None = eqx.field(static=True, default=None, repr=False)
     name: ClassVar[str] = "dca"
     structural: ClassVar[bool] = True
@@ -93,9 +85,7 @@ class DCA(AbstractSolvabilityMethod):
 
     def decide(self, C, sets):
         plan = self._plan(*C.shape)
-        nvb = NV[plan.dim]
-        vals = C[plan.entry_rows[:, None], plan.entry_bodies[:, None] * nvb + np.arange(nvb)]
-        return dca_decisions(plan, vals, self.rtol, self.ctol, sets)[0]
+        return dca_decisions(plan, dense_blocks(plan, C), self.rtol, self.ctol, sets)[0]
 
     def evaluate(self, model: Model, q, t, sets=None):
         """Decisions at `(q, t)` from `C`'s blocks (no dense matrix); `sets=None`: the elements."""
@@ -120,12 +110,12 @@ def scaled_blocks(plan: Plan, vals, L):
         return jax.ops.segment_max(jnp.max(jnp.abs(X), axis=1), rows, num_segments=plan.nc)
 
     X = vals * col[bodies]
-    X = X * (1.0 / _safe(row_max(X)))[rows][:, None]
+    X = X * (1.0 / positive_or_one(row_max(X)))[rows][:, None]
     X = jnp.where(jnp.abs(X) < NOISE, 0.0, X)
     for _ in range(RUIZ_ITERATIONS):
         cmax = jax.ops.segment_max(jnp.abs(X), bodies, num_segments=nb)
-        X = X * (1.0 / jnp.sqrt(_safe(cmax)))[bodies]
-        X = X * (1.0 / jnp.sqrt(_safe(row_max(X))))[rows][:, None]
+        X = X * (1.0 / jnp.sqrt(positive_or_one(cmax)))[bodies]
+        X = X * (1.0 / jnp.sqrt(positive_or_one(row_max(X))))[rows][:, None]
     return X
 
 
@@ -207,14 +197,10 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
     crit = jnp.sqrt(crit2)
 
     s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
-    keep_all = jnp.concatenate([keep.ravel() for _, _, _, keep, _ in passes])
-    rank = jnp.sum(keep_all)
     kmin = min(nc, plan.nv)
-    rel = jnp.sort(jnp.concatenate([s_all, jnp.zeros(kmin)]))[::-1][:kmin]
-    kept = jnp.min(jnp.where(keep_all, s_all, jnp.inf), initial=jnp.inf)
-    dropped = jnp.max(jnp.where(keep_all, 0.0, s_all), initial=0.0)
-    rank_margin = jnp.minimum(decades(kept, rtol), decades(dropped, rtol))
-    dec = Decisions(rank, rel, rank_margin, crit <= ctol, crit, decades(crit, ctol),
+    # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of them.
+    rd = rank_decision(jnp.sort(jnp.concatenate([s_all, jnp.zeros(kmin)]))[::-1][:kmin], rtol, 1.0)
+    dec = Decisions(rd.rank, rd.rel, rd.margin, crit <= ctol, crit, decades(crit, ctol),
                     jnp.full(crit.shape, -1), comp <= ctol, comp, decades(comp, ctol))
     return dec, [(F[:, :lev.J], s / ref) for lev, (F, _, s, _, _) in zip(plan.levels, passes)]
 

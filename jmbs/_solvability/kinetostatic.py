@@ -7,10 +7,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._formulations.base import as_float
 from .._kinetostatics import kinetostatic_matrix
-from .._linalg import TINY
-from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
+from .._linalg import CRITERION_TOL, RANK_RTOL, TINY, rank_decision
+from .._misc import as_float
+from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions
 
 
 class Kinetostatic(AbstractSolvabilityMethod):
@@ -23,8 +23,8 @@ class Kinetostatic(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = eqx.field(converter=as_float, default=1e-8)
-    ctol: float = eqx.field(converter=as_float, default=1e-6)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "kinetostatic"
 
     def matrix(self, model, q, t):
@@ -33,9 +33,9 @@ class Kinetostatic(AbstractSolvabilityMethod):
     def decide(self, C, sets):
         A = C.T  # the equilibrated A (balance equations x unknowns)
         _, s, Vt = jnp.linalg.svd(A, full_matrices=True)
-        rank, rel, margin = rank_from_values(s, self.rtol)
-        N = Vt.T * columns_from(A.shape[1], rank)[None, :]
+        rd = rank_decision(s, self.rtol)
+        N = Vt.T * columns_from(A.shape[1], rd.rank)[None, :]
         thresh = self.rtol * jnp.maximum(s[0], TINY)
         set_rank = jax.vmap(lambda m: jnp.sum(jnp.linalg.svd(A * m[None, :], compute_uv=False)
                                               > thresh))(sets.astype(A.dtype))
-        return nullspace_decisions(self, C, N, sets, rank, rel, margin, set_rank)
+        return nullspace_decisions(self, C, N, sets, rd, set_rank)

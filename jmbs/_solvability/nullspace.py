@@ -7,8 +7,9 @@ import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._formulations.base import as_float
-from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
+from .._linalg import CRITERION_TOL, RANK_RTOL, rank_decision
+from .._misc import as_float
+from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions
 
 
 class NullSpace(AbstractSolvabilityMethod):
@@ -25,16 +26,16 @@ class NullSpace(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = eqx.field(converter=as_float, default=1e-8)
-    ctol: float = eqx.field(converter=as_float, default=1e-6)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "nullspace"
 
     def decide(self, C, sets):
         nc, nv = C.shape
         R, perm = jsl.qr(C.T, mode="r", pivoting=True)
-        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol)
+        rd = rank_decision(jnp.abs(jnp.diagonal(R)), self.rtol)
         R = jnp.zeros((nc, nc)).at[: min(nc, nv)].set(R[: min(nc, nv)])
-        free = columns_from(nc, rank)
+        free = columns_from(nc, rd.rank)
         # Rows past the rank become identity rows: the triangular system then
         # reads R11 x1 + R12 x2 = 0, x2 = e_k.
         R = jnp.where(free[:, None], jnp.eye(nc), R)
@@ -42,4 +43,4 @@ class NullSpace(AbstractSolvabilityMethod):
         N = jnp.zeros_like(X).at[perm].set(X)
         norms = jnp.linalg.norm(N, axis=0)
         N = N / jnp.where(norms > 0, norms, 1.0)[None, :]
-        return nullspace_decisions(self, C, N, sets, rank, rel, margin)
+        return nullspace_decisions(self, C, N, sets, rd)

@@ -6,8 +6,9 @@ import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._formulations.base import as_float
-from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
+from .._linalg import CRITERION_TOL, RANK_RTOL, rank_decision
+from .._misc import as_float
+from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions
 
 
 class QR(AbstractSolvabilityMethod):
@@ -19,12 +20,12 @@ class QR(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = eqx.field(converter=as_float, default=1e-8)
-    ctol: float = eqx.field(converter=as_float, default=1e-6)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "qr"
 
     def decide(self, C, sets):
         Q, R, _ = jsl.qr(C, mode="full", pivoting=True)
-        rank, rel, margin = rank_from_values(jnp.abs(jnp.diagonal(R)), self.rtol)
-        N = Q * columns_from(C.shape[0], rank)[None, :]
-        return nullspace_decisions(self, C, N, sets, rank, rel, margin)
+        rd = rank_decision(jnp.abs(jnp.diagonal(R)), self.rtol)
+        N = Q * columns_from(C.shape[0], rd.rank)[None, :]
+        return nullspace_decisions(self, C, N, sets, rd)

@@ -6,9 +6,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._formulations.base import as_float
-from .._linalg import TINY
-from .base import AbstractSolvabilityMethod, Decisions, decades, rank_from_values
+from .._linalg import CRITERION_TOL, RANK_RTOL, TINY, decades, rank_decision
+from .._misc import as_float
+from .base import AbstractSolvabilityMethod, Decisions
 
 
 class RankComparison(AbstractSolvabilityMethod):
@@ -27,14 +27,15 @@ class RankComparison(AbstractSolvabilityMethod):
       common interface.
     """
 
-    rtol: float = eqx.field(converter=as_float, default=1e-8)
-    ctol: float = eqx.field(converter=as_float, default=1e-6)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "rank"
 
     def decide(self, C, sets):
         nc = C.shape[0]
         s = jnp.linalg.svd(C, compute_uv=False)
-        rank, rel, rank_margin = rank_from_values(s, self.rtol)
+        rd = rank_decision(s, self.rtol)
+        rank, rel, rank_margin = rd.rank, rd.rel, rd.margin
         thresh = self.rtol * jnp.maximum(s[0], TINY)
 
         def rank_of(mask):

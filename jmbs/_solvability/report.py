@@ -11,13 +11,14 @@ import numpy as np
 from jaxtyping import Array
 
 from .._display import html_table
-from .._kinematics import nearby_configurations, rheonomic_conflict
+from .._kinematics import generic_rank, rheonomic_conflict
+from .._misc import as_configuration, as_time
 from .._model import Model
+from .._rank import characteristic_lengths, scale
+from .._tree.plan import AssemblyStep, assembly_steps
 from .analysis import element_sets
-from .assembly_tree import AssemblyStep, assembly_steps
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .dca import DCA
-from .equilibrate import characteristic_lengths, scale
 from .registry import default_uniqueness, resolve_method
 from .resultant import resultant_decision
 
@@ -33,35 +34,6 @@ def group_set(model: Model, names) -> np.ndarray:
     for name in names:
         mask[model.rows(name)] = True  # raises for an unknown name, listing the known ones
     return mask
-
-
-def as_configuration(model: Model, q, what: str = "q") -> np.ndarray:
-    """`q` (one configuration or a batch) as a float array of the model's size, finite;
-    otherwise a `ValueError` that names `what`.
-
-    Only the array's shape and values: whether `q` satisfies the constraints is
-    `check_closed`'s question, not this one's.
-    """
-    q = np.asarray(q, dtype=float)
-    if q.shape[-1:] != (model.nq,):
-        raise ValueError(f"{what} has shape {q.shape}, but the model has nq = {model.nq} "
-                         f"coordinates; pass configurations of shape (..., {model.nq})")
-    bad = ~np.isfinite(q)
-    if bad.any():
-        idx = np.argwhere(bad)[0]
-        raise ValueError(f"{what} contains NaN or inf (first at index {tuple(int(i) for i in idx)}); "
-                         "pass finite configurations, e.g. from jmbs.assemble")
-    return q
-
-
-def as_time(t, what: str = "t") -> float:
-    """`t` as a finite float; otherwise a `ValueError` that names `what`."""
-    t = np.asarray(t, dtype=float)
-    if t.shape != ():
-        raise ValueError(f"{what} must be one time (a number); got shape {t.shape}")
-    if not np.isfinite(t):
-        raise ValueError(f"{what} must be finite; got {float(t)}")
-    return float(t)
 
 
 @eqx.filter_jit
@@ -89,20 +61,6 @@ def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
     sets = element_sets(model) if sets is None else sets
     C = method.matrix(model, q, t)
     return jax.device_get(decisions_from_matrix(method, C, characteristic_lengths(model), model.dim, sets))
-
-
-def generic_rank(model: Model, method: AbstractSolvabilityMethod, q, t: float, rank: int) -> int:
-    """Host-side: the mechanism's generic rank near `q`, the largest rank (by `method`)
-    at `q` (rank `rank`) and at a few assembled configurations a small step away along
-    its free motions with its drivers released (`_kinematics.nearby_configurations`;
-    a driver only prescribes where the mechanism is, its row of `C` is there at the
-    nearby configurations too). Equal to `rank` for a rigid structure (no motion).
-
-    The rank margin cannot tell a singular configuration from a redundant mechanism
-    (a configuration can be exactly singular with a large margin); this can."""
-    near = [int(decisions_at(model, method, x, t).rank)  # the report's own program
-            for x in nearby_configurations(model, q, t)]
-    return max([int(rank), *near])
 
 
 def solvability(model: Model, q=None, t: float = 0.0, *,
@@ -179,7 +137,7 @@ class SolvabilityReport:
     @functools.cached_property
     def generic_rank(self) -> int:
         """The rank of the mechanism at almost every configuration near `q` (see the class)."""
-        near = generic_rank(self.model, self._method, self.q, self.t, self.rank)
+        near = generic_rank(self.model, self.q, self.t, self.rank)
         return max(near, self.reference_rank or 0)
 
     @functools.cached_property

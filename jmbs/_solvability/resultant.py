@@ -27,10 +27,10 @@ from jaxtyping import Array
 
 from .._assembly import constraint_matrix
 from .._bodies import NQ
+from .._linalg import decades
 from .._model import GROUND, Body, Model
+from .._rank import characteristic_lengths, scaled
 from .._rotations import quat_to_rot
-from .base import decades
-from .equilibrate import characteristic_lengths, scaled
 
 
 def resultant_set(model: Model, group, on) -> tuple[np.ndarray, dict[int, int], np.ndarray]:

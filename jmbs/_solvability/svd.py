@@ -5,8 +5,9 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._formulations.base import as_float
-from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions, rank_from_values
+from .._linalg import CRITERION_TOL, RANK_RTOL, rank_decision
+from .._misc import as_float
+from .base import AbstractSolvabilityMethod, columns_from, nullspace_decisions
 
 
 class SVD(AbstractSolvabilityMethod):
@@ -17,12 +18,12 @@ class SVD(AbstractSolvabilityMethod):
     - `ctol`: tolerance of the uniqueness criteria.
     """
 
-    rtol: float = eqx.field(converter=as_float, default=1e-8)
-    ctol: float = eqx.field(converter=as_float, default=1e-6)
+    rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
+    ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "svd"
 
     def decide(self, C, sets):
         U, s, _ = jnp.linalg.svd(C, full_matrices=True)
-        rank, rel, margin = rank_from_values(s, self.rtol)
-        N = U * columns_from(C.shape[0], rank)[None, :]
-        return nullspace_decisions(self, C, N, sets, rank, rel, margin)
+        rd = rank_decision(s, self.rtol)
+        N = U * columns_from(C.shape[0], rd.rank)[None, :]
+        return nullspace_decisions(self, C, N, sets, rd)

@@ -11,18 +11,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import constraint_matrix
 from .._display import sweep_html, sweep_line
-from .._kinematics import _assemble_jit
+from .._kinematics import assemble_jit
 from .._linalg import numerical_rank
+from .._misc import as_configuration
 from .._model import Model
 from .._progress import tqdm
+from .._rank import characteristic_lengths, equilibrated_matrix, scale
 from .analysis import component_names, element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
-from .equilibrate import scale
 from .qr import QR
 from .registry import default_uniqueness, resolve_method
-from .report import as_configuration, characteristic_lengths, decisions_at
+from .report import decisions_at
 
 DEFAULT_BATCH = 2048
 
@@ -353,7 +353,7 @@ def assemble_along(model: Model, ts, q=None, *, what: str = "t", tol: float = DR
     q, qs = model.q0 if q is None else q, []
     for t in tqdm(ts, desc="assembly", unit="configuration", delay=1.0, leave=False,
                   disable=not progress):
-        res = _assemble_jit(model, jnp.asarray(q, float), jnp.asarray(float(t)), every, tol,
+        res = assemble_jit(model, jnp.asarray(q, float), jnp.asarray(float(t)), every, tol,
                             max_steps, rows)
         if not bool(res.converged):
             raise RuntimeError(f"assembly did not converge at {what} = {float(t):.6g} (max |Phi| = "
@@ -411,7 +411,7 @@ def redundant_drivers(model: Model, driver: str) -> tuple[str, ...]:
     once `driver` is held (overactuation): moving `driver` with them held would lock
     the mechanism, so a sweep releases them. One at a time, in order, so that of two
     drivers redundant with each other only one is released."""
-    C = np.asarray(constraint_matrix(model, model.q0, 0.0))
+    C = equilibrated_matrix(model, model.q0, 0.0)
     keep = model.holonomic_rows.copy()
     rank, released = numerical_rank(C[keep]), []
     for name in driver_names(model):

@@ -7,8 +7,8 @@ import diffrax
 import equinox as eqx
 from jaxtyping import Array
 
-from .._formulations.base import DynamicsTerms
 from .._model import Model
+from .._terms import DynamicsTerms
 
 
 class AbstractStabilization(eqx.Module):

@@ -5,7 +5,8 @@ from typing import ClassVar
 import equinox as eqx
 
 from .._custom_types import RealScalarLike
-from .._formulations.base import as_float, baumgarte_gamma, check_positive
+from .._misc import as_float, check_positive
+from .._terms import baumgarte_gamma
 from .base import AbstractStabilization
 
 

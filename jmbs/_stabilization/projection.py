@@ -21,14 +21,13 @@ from .._assembly import (
     qdot,
     velocity_rhs,
 )
-from .._bodies import NV
+from .._bodies import NV, mechanism_size, retract, velocity_increment
 from .._custom_types import RealScalarLike
-from .._formulations.base import as_float
-from .._kinematics import retract, velocity_increment
-from .._linalg import PROJECTION_RTOL, mechanism_size, min_norm_solve, structured
+from .._linalg import PROJECTION_RTOL, PROJECTION_SV_RTOL, min_norm_solve, structured
+from .._misc import as_float
 from .._model import Model
-from .._solvability.assembly_tree import make_plan
-from .._tree_solve import factor, solve_factored
+from .._tree.plan import make_plan
+from .._tree.solve import factor, solve_factored
 from .base import AbstractStabilization
 
 
@@ -153,8 +152,6 @@ def project(model: Model, q: Array, v: Array, t: Array, tol, max_iterations: int
     return q, v, ok
 
 
-# The tree's tolerance is on singular values, PROJECTION_RTOL on C M^-1 C^T's eigenvalues.
-_TREE_RTOL = PROJECTION_RTOL**0.5
 
 
 def _jacobian(model: Model, q: Array, t: Array) -> Array:
@@ -177,7 +174,7 @@ def _factor(model: Model, C: Array, rows: Array):
     if not structured(model):
         return None
     plan, vals = _masked(model, C, rows)
-    return jax.lax.stop_gradient(factor(plan, vals, body_mass(model), None, _TREE_RTOL))
+    return jax.lax.stop_gradient(factor(plan, vals, body_mass(model), None, PROJECTION_SV_RTOL))
 
 
 def _correction(model: Model, C: Array, err: Array, rows: Array, fac=None) -> Array:

@@ -35,8 +35,8 @@ import math
 import diffrax
 import numpy as np
 
+from .._builder.builder import ModelBuilder
 from .._model import Model
-from .._model.builder import ModelBuilder
 
 # The test set's parameters (SI units).
 ANDREWS = dict(

@@ -22,8 +22,8 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
+from .._builder.builder import ModelBuilder
 from .._model import Model
-from .._model.builder import ModelBuilder
 
 G = 9.81
 

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
+from .._builder.builder import ModelBuilder
 from .._model import Model
-from .._model.builder import ModelBuilder
 
 G = 9.81
 PAPER_Q = (0.0, 3 * math.pi / 4, 5 * math.pi / 6)

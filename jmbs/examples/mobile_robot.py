@@ -31,8 +31,8 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
+from .._builder.builder import ModelBuilder
 from .._model import Model
-from .._model.builder import ModelBuilder
 
 # Default geometry (m): half wheelbase, track of W3/W4, steering arm, link,
 # hitch behind the platform centre, drawbar (hitch to the trolley's wheel).

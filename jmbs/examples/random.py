@@ -4,8 +4,8 @@ other, benchmarks)."""
 
 import numpy as np
 
+from .._builder.builder import ModelBuilder
 from .._model import Model
-from .._model.builder import ModelBuilder
 from .._rotations import quat_to_rot
 
 PLANAR_KINDS = ("revolute", "revolute", "prismatic", "distance", "weld")

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
+from .._builder.builder import ModelBuilder
 from .._model import Model
-from .._model.builder import ModelBuilder
 
 G = 9.81
 ROD_LENGTH = 2 * math.sqrt(2)

@@ -18,7 +18,7 @@ from .._forces.registry import FORCE_TYPES
 from .._joints.base import ConstraintSpec, DriverSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._model import GROUND, Model
-from .._model.builder import ModelBuilder, check_closed
+from .._builder.builder import ModelBuilder, check_closed
 from .schema import ModelFile
 
 BUNDLED = "jmbs.models"

@@ -30,9 +30,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._bodies import point, rotate
+from .._builder.builder import ModelBuilder, check_closed
 from .._expression import Expression
 from .._model import GROUND, Model
-from .._model.builder import ModelBuilder, check_closed
 from .._rotations import quat_multiply, quat_to_rot, rot_to_quat
 
 __all__ = ["MJCFWarning", "from_mjcf", "mjcf_equality_force", "mjcf_state"]

@@ -6,8 +6,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import animation
 
+from .._misc import as_configuration
 from .._model import Model
-from .._solvability.report import SolvabilityReport, as_configuration
+from .._solvability.report import SolvabilityReport
 from .._solvability.sweep import solvability_sweep
 from .base import Layout, check_arguments, state
 from .mechanism import add_legend, axes_for, draw, set_limits

@@ -10,8 +10,9 @@ from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 from .._forces.registry import FORCE_TYPES
 from .._joints.registry import ELEMENT_TYPES
+from .._misc import as_configuration
 from .._model import Model
-from .._solvability.report import SolvabilityReport, as_configuration, solvability
+from .._solvability.report import SolvabilityReport, solvability
 from .base import (
     BODY,
     INK,

@@ -1,6 +1,6 @@
 """Constrained solves along the assembly tree: `M a + C^T lam = f`, `C a = g` in O(n).
 
-The same tree as the divide-and-conquer analysis (`jmbs/_solvability/assembly_tree.py`),
+The same tree as the divide-and-conquer analysis (`plan.py`),
 now with the bodies' real inverse inertia: a block elimination of the multipliers in
 the tree's static order (nested dissection of `C M^-1 C^T`, Featherstone's
 divide-and-conquer dynamics in absolute coordinates). Every node `K` is known to its
@@ -36,9 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._bodies import NV
-from ._linalg import compress_factor, small_svd
-from ._solvability.assembly_tree import Level, Plan
+from .._bodies import NV
+from .._linalg import compress_factor, small_svd
+from .plan import Level, Plan
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,9 +16,9 @@ from .._expression import Expression
 from .._joints.base import ConstraintSpec, DriverSpec, ElementSpec, JointSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._kinematics import assemble as _assemble
-from . import validate
+from .._model import validate
+from .._model.model import GROUND, Body, BodySpec, Model, derive
 from .forces import ForceElements
-from .model import GROUND, Body, BodySpec, Model, derive
 
 _RESERVED = (GROUND, "gravity")
 # A quaternion whose norm differs from 1 by more than this is normalised with a warning

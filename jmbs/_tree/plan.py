@@ -359,3 +359,17 @@ def assembly_steps(model: Model, plan: Plan, per_height, rtol: float) -> list[As
                                   elements(node.rows_J), F @ F.T, sv, rank, m - rank,
                                   elements(node.rows_B)))
     return steps
+
+
+def as_tree(tree):
+    """Nested lists become tuples (the tree is a static, hashable field)."""
+    if isinstance(tree, (list, tuple)):
+        return tuple(as_tree(t) for t in tree)
+    return tree
+
+
+def dense_blocks(plan: Plan, C):
+    """`C`'s moving-body blocks in the plan's entry order, gathered from the dense
+    matrix (the layout `constraint_blocks(...)[plan.entry_pick]` gives directly)."""
+    nvb = NV[plan.dim]
+    return C[plan.entry_rows[:, None], plan.entry_bodies[:, None] * nvb + np.arange(nvb)]

@@ -10,7 +10,7 @@ from .._expression import Expression
 from .._forces.base import ForceSpec, LawInputs, law_inputs
 from .._forces.registry import FORCE_TYPES
 from .._joints.registry import ELEMENT_TYPES
-from . import validate
+from .._model import validate
 
 # Default regularisation of Coulomb friction: the coordinate rate (rad/s or m/s) at
 # which tanh(rate / scale) reaches 0.76 of the full friction force.

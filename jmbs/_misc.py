@@ -1,0 +1,98 @@
+"""Small host-side helpers every layer uses: whether input is traced, the checks of
+arguments (one-line `ValueError`s that name what is wrong), converters of
+hyper-parameters, and the one error path of the entry points (`fail_if`)."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array
+
+
+def is_traced(*trees) -> bool:
+    """Whether any leaf of `trees` is traced (`jax.grad`, `jax.vmap`, `jax.jit` over it)."""
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
+
+
+def check_finite(where: str, name: str, x, fix: str) -> None:
+    """Host-side: `ValueError` where concrete `x` holds NaN or inf (traced values are
+    not looked at, so the compiled program is the same)."""
+    if not is_traced(x) and not np.all(np.isfinite(np.asarray(x, dtype=float))):
+        raise ValueError(f"{where}: {name} contains NaN or inf; {fix}")
+
+
+def check_positive(where: str, name: str, x, *, zero: bool = False) -> None:
+    """Host-side: `ValueError` unless concrete `x` is finite and positive (non-negative
+    with `zero=True`); traced values are not looked at."""
+    if is_traced(x):
+        return
+    a = np.asarray(x, dtype=float)
+    sign = "non-negative" if zero else "positive"
+    got = f"{float(a):g}" if a.ndim == 0 else np.array2string(a)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: {name} must be a finite {sign} number, got {got}")
+    if np.any(a < 0) or (not zero and np.any(a == 0)):
+        raise ValueError(f"{where}: {name} must be {sign}, got {got}")
+
+
+def as_float(x) -> Array:
+    """Converter for hyper-parameters that do not change shapes: an array leaf (NumPy
+    for a concrete value, a JAX array or tracer as given), so that `eqx.filter_jit`
+    traces it and a new value reuses the compiled program."""
+    return jnp.asarray(x, dtype=float) if isinstance(x, jax.Array) else np.asarray(x, dtype=float)
+
+
+def check_state(where: str, name: str, x, n: int, what: str) -> Array:
+    """`x` as a float array, checked on the host: its shape (static, so traced input too)
+    and, where concrete, that it is finite. The compiled program does not change."""
+    x = jnp.asarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f"{where}: {name} must have shape ({n},), one value per {what}; got "
+                         f"shape {x.shape}")
+    check_finite(where, name, x, "pass finite values")
+    return x
+
+
+def fail_if(x, failed: Array, message: str, detail=None):
+    """The one error path of jmbs's entry points, alike for concrete and traced input:
+    `eqx.EquinoxRuntimeError` (a `RuntimeError`) where `failed` holds.
+
+    Concrete `failed` is decided on the host (raising `detail()`'s fuller text when
+    given), so the compiled program itself carries no host callback and can be
+    stored in JAX's persistent cache; traced `failed` goes through `eqx.error_if`.
+    Returns `x`.
+    """
+    if is_traced(failed):
+        return eqx.error_if(x, failed, message)
+    if np.any(np.asarray(failed)):
+        raise eqx.EquinoxRuntimeError(detail() if detail is not None else message)
+    return x
+
+
+def as_configuration(model, q, what: str = "q") -> np.ndarray:
+    """`q` (one configuration or a batch) as a float array of the model's size, finite;
+    otherwise a `ValueError` that names `what`.
+
+    Only the array's shape and values: whether `q` satisfies the constraints is
+    `check_closed`'s question, not this one's.
+    """
+    q = np.asarray(q, dtype=float)
+    if q.shape[-1:] != (model.nq,):
+        raise ValueError(f"{what} has shape {q.shape}, but the model has nq = {model.nq} "
+                         f"coordinates; pass configurations of shape (..., {model.nq})")
+    bad = ~np.isfinite(q)
+    if bad.any():
+        idx = np.argwhere(bad)[0]
+        raise ValueError(f"{what} contains NaN or inf (first at index {tuple(int(i) for i in idx)}); "
+                         "pass finite configurations, e.g. from jmbs.assemble")
+    return q
+
+
+def as_time(t, what: str = "t") -> float:
+    """`t` as a finite float; otherwise a `ValueError` that names `what`."""
+    t = np.asarray(t, dtype=float)
+    if t.shape != ():
+        raise ValueError(f"{what} must be one time (a number); got shape {t.shape}")
+    if not np.isfinite(t):
+        raise ValueError(f"{what} must be finite; got {float(t)}")
+    return float(t)
