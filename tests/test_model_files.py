@@ -145,6 +145,27 @@ def test_documented_errors_are_what_load_says(tmp_path):
         assert message.removeprefix(str(tmp_path) + "/").startswith(head), (message, expected)
 
 
+def test_a_misspelt_key_is_named_with_the_closest_field_before_what_it_leaves_missing(tmp_path):
+    """Every problem of the file at once, as the docs show them: the unknown key first,
+    with the known field it is closest to, then the field it leaves missing."""
+    text = DOCS.read_text()
+    source = text.split("```yaml\n")[1].split("```")[0]
+    documented = text.split("A file with several problems")[1].split("```\n")[1].rstrip("\n")
+    path = tmp_path / "three_cranks.yaml"
+    path.write_text(source.replace("mass: 1.0, inertia: 0.0833", "mass: 1.0, inertai: 0.0833", 1))
+    with pytest.raises(jmbs.ModelFileError) as err:
+        jmbs.load(path)
+    assert str(err.value).replace(str(tmp_path) + "/", "") == documented
+    path.write_text(source.replace("{type: revolute, bodies: [ground, crank0]",
+                                   "{type: revolute, bodies: [ground, crank0], colour: red", 1)
+                    .replace("mass: 1.0, inertia: 0.0833", "mass: 1.0, inertai: 0.0833", 1))
+    with pytest.raises(jmbs.ModelFileError) as err:
+        jmbs.load(path)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 3 and "colour" in lines[1] and "check the spelling" in lines[1]
+    assert "required field missing" in lines[2]
+
+
 @pytest.mark.parametrize("content, line, needle", [
     ("dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0}\n", 3, "bodies.a.position: required"),
     ("dim: 2\nbodies:\n  a: {mass: -1.0, inertia: 1.0, position: [0, 0]}\n", 3,

@@ -1,5 +1,7 @@
 """Reading and writing model files (YAML or TOML), and the bundled models (host-side only)."""
 
+import difflib
+import functools
 import importlib
 import re
 import tomllib
@@ -13,12 +15,12 @@ import pydantic
 import tomli_w
 import yaml
 
+from .._builder.builder import ModelBuilder, check_closed
 from .._expression import Expression
 from .._forces.registry import FORCE_TYPES
 from .._joints.base import ConstraintSpec, DriverSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._model import GROUND, Model
-from .._builder.builder import ModelBuilder, check_closed
 from .schema import ModelFile
 
 BUNDLED = "jmbs.models"
@@ -27,8 +29,8 @@ FORMATS = {".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
 
 
 class ModelFileError(ValueError):
-    """A model file that cannot be used: the message (one line) names the file, the
-    line and field, and what is expected."""
+    """A model file that cannot be used: the message names the file, the line and field,
+    and what is expected, one line per problem (all of a file's problems at once)."""
 
 
 # ----------------------------------------------------------------------------------
@@ -108,12 +110,63 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     try:
         spec = ModelFile.model_validate(data)
     except pydantic.ValidationError as e:
-        err = e.errors()[0]
-        loc = _strip_tags(data, err["loc"])
-        field = ".".join(map(str, loc)) or "(top level)"
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise ModelFileError(f"{_at(label, line(loc))}: {field}: {_explain(err)}{more}") from None
+        raise ModelFileError(_problems(e.errors(), data, line, label)) from None
     return _build(spec, line, label, trusted)
+
+
+def _problems(errors: list[dict], data, line, label: str) -> str:
+    """Every problem of a file, one per line (`file:line: field: what is wrong`), unknown
+    fields first, each with the closest known name (a misspelt key also leaves its
+    field missing: the user reads the cause before its consequence)."""
+    located = [(err, _strip_tags(data, err["loc"])) for err in errors]
+    missing: dict[tuple, list[str]] = {}
+    for err, loc in located:
+        if err["type"] == "missing" and loc:
+            missing.setdefault(loc[:-1], []).append(str(loc[-1]))
+    out = []
+    for err, loc in sorted(located, key=lambda e: e[0]["type"] != "extra_forbidden"):
+        field = ".".join(map(str, loc)) or "(top level)"
+        if err["type"] == "extra_forbidden" and loc:
+            close = difflib.get_close_matches(str(loc[-1]), missing.get(loc[:-1], [])
+                                              or _fields_at(err["loc"][:-1]), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "check the spelling"
+            message = f"unknown field {str(loc[-1])!r}; {hint} (see docs/model-files.md)"
+        else:
+            message = _explain(err)
+        text = f"{_at(label, line(loc))}: {field}: {message}"
+        if text not in out:
+            out.append(text)
+    if len(out) == 1:
+        return out[0]
+    return (f"{out[0]} (and {len(out) - 1} more problem{'s' * (len(out) > 2)} below)\n"
+            + "\n".join(f"  {t}" for t in out[1:]))
+
+
+@functools.cache
+def _schema() -> dict:
+    return ModelFile.model_json_schema()
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    """The field names the schema allows at pydantic's location `loc` (tags included:
+    `("elements", "O0", "revolute")` is a revolute's entry); [] where unknown."""
+    schema = _schema()
+    node = schema
+    for part in loc:
+        while "$ref" in node:
+            node = schema["$defs"][node["$ref"].rpartition("/")[2]]
+        if "discriminator" in node:
+            node = {"$ref": node["discriminator"]["mapping"].get(str(part), "#/$defs/?")}
+        elif str(part) in node.get("properties", {}):
+            node = node["properties"][str(part)]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        else:
+            return []
+        while "$ref" in node:
+            node = schema["$defs"].get(node["$ref"].rpartition("/")[2], {})
+        node = next((n for n in node.get("anyOf", []) if "type" not in n or n["type"] != "null"), node)
+    return sorted(node.get("properties", {}))
 
 
 def _at(label: str, line: int | None) -> str:
@@ -158,8 +211,11 @@ def _explain(err: dict) -> str:
     if err["type"] == "extra_forbidden":
         return "unknown field (check the spelling; see docs/model-files.md)"
     if err["type"] == "union_tag_invalid":
-        return (f"unknown element type {err['input'].get('type')!r}; expected one of "
-                f"{err['ctx']['expected_tags']}")
+        kind = err["input"].get("type")
+        close = difflib.get_close_matches(str(kind), [t.strip(" '") for t in
+                                                      err["ctx"]["expected_tags"].split(",")], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return f"unknown element type {kind!r}; {hint}expected one of {err['ctx']['expected_tags']}"
     if err["type"] == "union_tag_not_found":
         return "every element needs a `type` (revolute, prismatic, driver, ...)"
     return f"{err['msg']}, got {err['input']!r}"
