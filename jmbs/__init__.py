@@ -8,7 +8,7 @@ JAX option.
 from importlib import metadata as _metadata
 
 from . import _config as _config
-from . import examples as examples
+from . import internal as internal
 from . import rotations as rotations
 from ._assembly import constraint_matrix as constraint_matrix
 from ._assembly import constraint_terms as constraint_terms
@@ -31,7 +31,6 @@ from ._forces.registry import FORCE_TYPES as FORCE_TYPES
 from ._forces.registry import ForceType as ForceType
 from ._formulations.augmented_lagrangian import AugmentedLagrangian as AugmentedLagrangian
 from ._formulations.base import AbstractFormulation as AbstractFormulation
-from ._formulations.base import FormulationState as FormulationState
 from ._formulations.base import Prepared as Prepared
 from ._formulations.divide_and_conquer import DivideAndConquer as DivideAndConquer
 from ._formulations.elimination import Elimination as Elimination
@@ -49,14 +48,12 @@ from ._kinematics import consistent_velocity as consistent_velocity
 from ._kinematics import kinematics as kinematics
 from ._kinematics import sample_configurations as sample_configurations
 from ._kinetostatics import kinetostatic_matrix as kinetostatic_matrix
-from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
 from ._model import Body as Body
 from ._model import ElementInfo as ElementInfo
 from ._model import Model as Model
 from ._outputs import joint_coordinate_names as joint_coordinate_names
 from ._outputs import joint_coordinates as joint_coordinates
 from ._outputs import point_trajectory as point_trajectory
-from ._rank import equilibrate as equilibrate
 from ._reactions import Reactions as Reactions
 from ._reactions import StateResult as StateResult
 from ._reactions import StaticResult as StaticResult
@@ -76,7 +73,7 @@ from ._solvability.kinetostatic import Kinetostatic as Kinetostatic
 from ._solvability.nullspace import NullSpace as NullSpace
 from ._solvability.qr import QR as QR
 from ._solvability.rank import RankComparison as RankComparison
-from ._solvability.registry import METHODS as SOLVABILITY_METHODS  # noqa: F401 (public name)
+from ._solvability.registry import METHODS as SOLVABILITY_METHODS
 from ._solvability.report import SolvabilityReport as SolvabilityReport
 from ._solvability.report import dca_assembly as dca_assembly
 from ._solvability.report import solvability as solvability
@@ -94,9 +91,6 @@ from ._stabilization.base import AbstractStabilization as AbstractStabilization
 from ._stabilization.baumgarte import Baumgarte as Baumgarte
 from ._stabilization.projection import Projection as Projection
 from ._stabilization.registry import STABILIZATIONS as STABILIZATIONS
-from ._terms import DynamicsTerms as DynamicsTerms
-from ._terms import dynamics_terms as dynamics_terms
-from ._tree.plan import AssemblyStep as AssemblyStep
 from .io import ModelFileError as ModelFileError
 from .io import bundled_models as bundled_models
 from .io import load as load
@@ -111,4 +105,38 @@ try:
 except _metadata.PackageNotFoundError:  # a source tree that is not installed
     __version__ = "unknown"
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# Names that moved to `jmbs.internal` (issue 30) keep working here; `jmbs.examples` is
+# loaded on first use (it builds nothing at import, but it is 1,000 lines to read).
+_MOVED = ("AssemblyStep", "DynamicsTerms", "FormulationState", "STRUCTURED_MIN_NV", "dynamics_terms",
+          "equilibrate")
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        return getattr(internal, name)
+    if name == "examples":
+        import importlib
+
+        return importlib.import_module(".examples", __name__)
+    raise AttributeError(f"module 'jmbs' has no attribute {name!r}")
+
+
+__all__ = [
+    "AbstractFormulation", "AbstractSolvabilityMethod", "AbstractStabilization", "AssemblyResult",
+    "AugmentedLagrangian", "Baumgarte", "Body", "DCA", "Decisions", "DivideAndConquer",
+    "DriverPath", "ELEMENT_TYPES", "ElementInfo", "ElementType", "Elimination", "Expression",
+    "FORCE_TYPES", "FORMULATIONS", "ForceType", "KinematicsSolution", "Kinetostatic", "MJCFWarning",
+    "Model", "ModelBuilder", "ModelFileError", "NullSpace", "NullSpaceProjection", "PathEvent",
+    "Penalty", "Prepared", "Projection", "Pseudoinverse", "QR", "RESULTS", "RankComparison",
+    "Reactions", "SOLVABILITY_METHODS", "STABILIZATIONS", "SVD", "Solution", "SolvabilityPath",
+    "SolvabilityReport", "SolvabilitySweep", "StateResult", "StaticResult", "assemble", "batch_map",
+    "bundled_models", "component_names", "consistent_velocity", "constraint_matrix",
+    "constraint_terms", "dca_assembly", "default_formulation", "driver_path", "element_sets",
+    "enable_compilation_cache", "energy", "examples", "from_mjcf", "gamma", "generalized_forces",
+    "internal", "inverse_mass_matrix", "joint_coordinate_names", "joint_coordinates",
+    "kinematic_matrix", "kinematics", "kinetostatic_matrix", "load", "mass_matrix",
+    "mjcf_equality_force", "mjcf_state", "phi", "point_trajectory", "potential_energy", "qdot",
+    "reactions", "redundant_drivers", "retract", "rotations", "sample_configurations", "save",
+    "simulate", "solvability", "solvability_decisions", "solvability_path", "solvability_sweep",
+    "statics", "time_path", "velocity_residual", "velocity_rhs",
+]

@@ -222,7 +222,7 @@ def consistent_velocity(model: Model, q: Float[Array, " nq"], v_guess=None, t=0.
 
     `v = v_g - W C^T (C W C^T)^+ (C v_g + b)` with `W = M^-1` (zero at the
     `fixed` coordinates, which keep their guessed values). Redundant rows are
-    handled by the pseudoinverse. From `jmbs.STRUCTURED_MIN_NV` velocity coordinates
+    handled by the pseudoinverse. From `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates
     on (and without `fixed`), solved along the assembly tree in O(n).
 
     **Raises:** `eqx.EquinoxRuntimeError` (a `RuntimeError`), concrete or traced,

@@ -311,7 +311,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
       gets a warning naming the worst element.
     - `t`: time.
     - `formulation`: default `jmbs.NullSpaceProjection()` (`jmbs.DivideAndConquer()`
-      from `jmbs.STRUCTURED_MIN_NV` velocity coordinates on). It is initialised
+      from `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on). It is initialised
       (`init`: the rank of `C`) at `(q, t)`; under `jax.vmap`, `jax.grad` or
       `jax.jit` over the model or the state, where values cannot be looked at,
       pass one prepared beforehand, e.g.
@@ -319,7 +319,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
       rank (`jmbs.NullSpaceProjection(rank=...)`).
     - `uniqueness`: the solvability method that decides which reactions are
       unique, with its tolerances (default `jmbs.NullSpace()`, `jmbs.DCA()` from
-      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on; a name such as
+      `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on; a name such as
       `"qr"` gives that method with its default tolerances), as in
       `jmbs.solvability(..., method=...)`.
 

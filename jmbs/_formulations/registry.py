@@ -22,7 +22,7 @@ FORMULATIONS: dict[str, type[AbstractFormulation]] = {
 
 def default_formulation(model: Model) -> AbstractFormulation:
     """The formulation of `jmbs.simulate` and `jmbs.reactions` when none is given:
-    `NullSpaceProjection()`, or from `jmbs.STRUCTURED_MIN_NV` velocity coordinates on
+    `NullSpaceProjection()`, or from `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on
     `DivideAndConquer()` (O(n) instead of a dense SVD of `C`; the same accelerations
     and unique reactions)."""
     return DivideAndConquer() if structured(model) else NullSpaceProjection()

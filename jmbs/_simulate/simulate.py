@@ -44,7 +44,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     - `t1`, `t0`: end and start times.
     - `formulation`: how redundancy is handled (default
       `jmbs.NullSpaceProjection()`, or `jmbs.DivideAndConquer()` from
-      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on); see `jmbs.Elimination`,
+      `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on); see `jmbs.Elimination`,
       `jmbs.Pseudoinverse`, `jmbs.AugmentedLagrangian`, `jmbs.Penalty`. Its
       `init` runs at the initial state; with a traced model pass one prepared
       beforehand (`formulation.prepare(model, model.q0, 0.0)`).
@@ -84,7 +84,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
       to `t1`. Without it, `t1 < t0` is refused (usually a sign error).
     - `uniqueness`: the solvability method deciding which reactions are
       unique, with its tolerances (default `jmbs.NullSpace()`, `jmbs.DCA()` from
-      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on; or a name such
+      `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on; or a name such
       as `"qr"`), as in `jmbs.solvability(..., method=...)`.
 
     **Returns:** a `Solution`.

@@ -22,7 +22,7 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
     """The uniqueness decisions at one configuration, as one pure function of arrays.
 
     The method's matrix at `(q, t)` (`C`, or `A^T` for `"kinetostatic"`),
-    equilibrated (`jmbs.equilibrate`), decided. Traceable: `jax.jit`, `jax.vmap`
+    equilibrated (`jmbs.internal.equilibrate`), decided. Traceable: `jax.jit`, `jax.vmap`
     over `q`/`t`/the model's parameters, `jmbs.batch_map`. `jmbs.solvability` is
     the host-side report of the same decisions.
 

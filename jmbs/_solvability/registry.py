@@ -19,7 +19,7 @@ DEFAULT_METHOD = "nullspace"
 def default_uniqueness(model: Model) -> str:
     """The uniqueness method of the dynamics (`jmbs.simulate`, `jmbs.reactions`,
     `jmbs.statics`) when none is given: `DEFAULT_METHOD`, or the divide-and-conquer
-    analysis (`"dca"`, O(n), the same decisions) from `jmbs.STRUCTURED_MIN_NV`
+    analysis (`"dca"`, O(n), the same decisions) from `jmbs.internal.STRUCTURED_MIN_NV`
     velocity coordinates on, as the default formulation."""
     return "dca" if structured(model) else DEFAULT_METHOD
 

@@ -78,7 +78,7 @@ def solvability(model: Model, q=None, t: float = 0.0, *,
       assembly tree, for large mechanisms), or a method instance (e.g.
       `jmbs.QR(rtol=1e-6)`, `jmbs.DCA(tree=...)`). All agree away from singular
       configurations. Default (`None`): `"nullspace"`, and `"dca"` from
-      `jmbs.STRUCTURED_MIN_NV` velocity coordinates on.
+      `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on.
 
     **Returns:** a `SolvabilityReport` (prints as a table; its `repr` is one line).
     `jmbs.solvability_decisions` is the same analysis as a traceable function.
@@ -294,7 +294,7 @@ class SolvabilityReport:
 def dca_assembly(model: Model, q=None, t: float = 0.0, method: DCA | None = None) -> list[AssemblyStep]:
     """The binary assembly of paper 001 step by step: for every subassembly its
     connection matrix `G`, its rank and the reaction patterns born there
-    (`jmbs.AssemblyStep`, children before parents; the root last).
+    (`jmbs.internal.AssemblyStep`, children before parents; the root last).
 
     **Arguments:**
     - `model`, `q` (default `model.q0`), `t`: the configuration.

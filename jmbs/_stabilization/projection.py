@@ -41,7 +41,7 @@ class Projection(AbstractStabilization):
     - velocities: `v <- v - W (C v + b)`.
 
     Redundant rows are harmless (pseudoinverse). Pfaffian rows take part in the
-    velocity projection only. From `jmbs.STRUCTURED_MIN_NV` velocity coordinates on
+    velocity projection only. From `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on
     the corrections are solved along the assembly tree (`jmbs.DivideAndConquer`'s
     block elimination, O(n)) instead of by a dense decomposition. The saved states are projected too
     (interpolated points are otherwise off the manifold by the interpolation

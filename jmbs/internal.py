@@ -1,0 +1,30 @@
+"""What users need rarely: the building blocks under the public functions, for those who
+write their own formulation, solvability method or analysis (as lineax's
+`lineax.internal`). Stable enough to use, but not part of `jmbs`'s own namespace.
+
+- `DynamicsTerms`, `dynamics_terms`: everything a formulation reads at one state.
+- `FormulationState`: what a formulation's `init` decided (its `rank`, rows, ...).
+- `STRUCTURED_MIN_NV`: from this many velocity coordinates on, the structured
+  (O(n) tree) methods are the default.
+- `AssemblyStep`: one step of the divide-and-conquer assembly (`jmbs.dca_assembly`).
+- `equilibrate`: the unit-free scaling of `C` every rank decision starts from.
+- `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
+  `CRITERION_TOL`: the one rank rule (see `docs/architecture.md`).
+"""
+
+from ._formulations.base import FormulationState as FormulationState
+from ._linalg import CRITERION_TOL as CRITERION_TOL
+from ._linalg import RANK_RTOL as RANK_RTOL
+from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
+from ._linalg import RankDecision as RankDecision
+from ._linalg import numerical_rank as numerical_rank
+from ._linalg import rank_decision as rank_decision
+from ._rank import constraint_rank as constraint_rank
+from ._rank import equilibrate as equilibrate
+from ._terms import DynamicsTerms as DynamicsTerms
+from ._terms import dynamics_terms as dynamics_terms
+from ._tree.plan import AssemblyStep as AssemblyStep
+
+__all__ = ["AssemblyStep", "CRITERION_TOL", "DynamicsTerms", "FormulationState", "RANK_RTOL",
+           "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
+           "numerical_rank", "rank_decision"]
