@@ -22,7 +22,6 @@ from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.registry import default_uniqueness, resolve_method
 from ._solvability.resultant import resultant_criteria, resultant_set
-from ._terms import dynamics_terms
 
 
 def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
@@ -343,7 +342,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
 
 @eqx.filter_jit
 def _reactions(model, prepared: Prepared, method, q, v, t):
-    terms = dynamics_terms(model, q, v, t, dense=prepared.formulation.dense)
+    terms = prepared.terms(model, q, v, t)
     v_dot, lam = solve_dynamics(model, prepared, terms, q, v, t)
     return StateResult(v_dot, build_reactions(model, q, t, lam, prepared.rigid_rows, terms.C,
                                               method))

@@ -3,7 +3,9 @@ write their own formulation, solvability method or analysis (as lineax's
 `lineax.internal`). Stable enough to use, but not part of `jmbs`'s own namespace.
 
 - `DynamicsTerms`, `dynamics_terms`: everything a formulation reads at one state.
-- `FormulationState`: what a formulation's `init` decided (its `rank`, rows, ...).
+- `AbstractFormulationState` (old name `FormulationState`) and each formulation's own
+  state type (`RankState`, `EliminationState`, `PseudoinverseState`, `PenaltyState`,
+  `DivideAndConquerState`): what its `init` decided (`rigid`, `rank`, and its own).
 - `STRUCTURED_MIN_NV`: from this many velocity coordinates on, the structured
   (O(n) tree) methods are the default.
 - `AssemblyStep`: one step of the divide-and-conquer assembly (`jmbs.dca_assembly`).
@@ -12,7 +14,13 @@ write their own formulation, solvability method or analysis (as lineax's
   `CRITERION_TOL`: the one rank rule (see `docs/architecture.md`).
 """
 
+from ._formulations.base import AbstractFormulationState as AbstractFormulationState
 from ._formulations.base import FormulationState as FormulationState
+from ._formulations.base import RankState as RankState
+from ._formulations.divide_and_conquer import DivideAndConquerState as DivideAndConquerState
+from ._formulations.elimination import EliminationState as EliminationState
+from ._formulations.penalty import PenaltyState as PenaltyState
+from ._formulations.pseudoinverse import PseudoinverseState as PseudoinverseState
 from ._linalg import CRITERION_TOL as CRITERION_TOL
 from ._linalg import RANK_RTOL as RANK_RTOL
 from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
@@ -25,6 +33,8 @@ from ._terms import DynamicsTerms as DynamicsTerms
 from ._terms import dynamics_terms as dynamics_terms
 from ._tree.plan import AssemblyStep as AssemblyStep
 
-__all__ = ["AssemblyStep", "CRITERION_TOL", "DynamicsTerms", "FormulationState", "RANK_RTOL",
+__all__ = ["AbstractFormulationState", "AssemblyStep", "CRITERION_TOL", "DivideAndConquerState",
+           "DynamicsTerms", "EliminationState", "FormulationState", "PenaltyState", "PseudoinverseState",
+           "RANK_RTOL", "RankState",
            "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
            "numerical_rank", "rank_decision"]

@@ -83,7 +83,7 @@ def test_derivatives_equal_the_dense_formulations(model, direction):
     def derivatives(h):
         def v_dot(prep, e):
             m = eqx.tree_at(lambda x: x.mass, model, model.mass * (1.0 + ds * e))
-            terms = jmbs.dynamics_terms(m, q + e * dq, v, 0.0, dense=prep.formulation.dense)
+            terms = prep.terms(m, q + e * dq, v, 0.0)
             return prep.solve(terms)[0]
 
         jvps = [jax.jvp(lambda e, p=p: v_dot(p, e), (0.0,), (1.0,))[1] for p in preps]

@@ -8,10 +8,10 @@ import jax.scipy.linalg as jsl
 from .._misc import as_float
 from .._model import Model
 from .._terms import DynamicsTerms
-from .base import AbstractFormulation, FormulationState, all_rigid
+from .base import AbstractFormulation, RankState, all_rigid
 
 
-class AugmentedLagrangian(AbstractFormulation):
+class AugmentedLagrangian(AbstractFormulation[RankState]):
     """Iterated penalty on the acceleration constraints (Bayo's index-1 form):
 
     `(M + alpha C^T C) v_dot_k+1 = F - C^T lambda_k + alpha C^T Gamma`,
@@ -35,10 +35,10 @@ class AugmentedLagrangian(AbstractFormulation):
     penalty: float = eqx.field(converter=as_float, default=1e7)
     iterations: int = eqx.field(static=True, default=6)
 
-    def init(self, model: Model, q, t) -> FormulationState:
-        return FormulationState(all_rigid(model))  # nothing to decide from values
+    def init(self, model: Model, q, t) -> RankState:
+        return RankState(all_rigid(model))  # nothing to decide from values
 
-    def solve(self, state: FormulationState, terms: DynamicsTerms):
+    def solve(self, state: RankState, terms: DynamicsTerms):
         C, M, F = terms.C, terms.M, terms.F
         n = jnp.linalg.norm(C, axis=1)
         d = 1.0 / jnp.where(n > 0, n, 1.0)

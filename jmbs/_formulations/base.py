@@ -8,7 +8,6 @@ which of the infinitely many multiplier vectors they report.
 
 import abc
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
@@ -21,7 +20,7 @@ from .._assembly import (
 )
 from .._misc import check_positive, is_traced
 from .._model import Model
-from .._terms import DynamicsTerms
+from .._terms import DynamicsTerms, dynamics_terms
 
 # Fixed-point sweeps between the multipliers and the friction forces they cause: the
 # friction force changes the reactions by a fraction of itself (the coefficient times
@@ -73,53 +72,49 @@ def row_values(model: Model, values, what: str, default: float | None = None) ->
     return out
 
 
-class FormulationState(eqx.Module):
+class AbstractFormulationState(eqx.Module):
     """What a formulation's `init` decided from values at the initial state, and what
-    its `solve` reads (lineax's settings/state split: the formulation holds the
-    user's settings, the state the value-dependent choices).
+    its `solve` reads (lineax's settings/state split: the formulation holds the user's
+    settings, its own state type the value-dependent choices). Every state says
 
-    - `rigid`: rows treated as rigid constraints (their reactions' uniqueness is
+    - `rigid`: the rows treated as rigid constraints (their reactions' uniqueness is
       decided by the solvability analysis); the others' reactions are set by a
-      compliance law and are unique.
-    - `rank`: rank of the rigid rows of `C` (`None` where the formulation does
+      compliance law and are unique;
+    - `rank`: the rank of the rigid rows of `C` (`None` where the formulation does
       not use it).
-    - `rows`: `Elimination`'s kept rows (`None`: chosen at every evaluation).
-    - `weights`: `Pseudoinverse`'s row weights, `k`, `d`: `Penalty`'s stiffness
-      and damping per row (arrays: a new value does not recompile).
-    - `plan`, `node_ranks`: `DivideAndConquer`'s assembly tree and the rank of
-      each of its connections (integer arrays per height of the tree).
     """
+
+    rigid: eqx.AbstractVar[tuple[bool, ...]]
+    rank: eqx.AbstractVar[int | None]
+
+
+# The name the docs used before each formulation had its own state type.
+FormulationState = AbstractFormulationState
+
+
+class RankState(AbstractFormulationState):
+    """The rigid rows and their rank, nothing else (`NullSpaceProjection`,
+    `AugmentedLagrangian`)."""
 
     rigid: tuple[bool, ...] = eqx.field(static=True)
     rank: int | None = eqx.field(static=True, default=None)
-    rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
-    weights: Float[Array, " nc"] | None = None
-    k: Float[Array, " nc"] | None = None
-    d: Float[Array, " nc"] | None = None
-    plan: Any = eqx.field(static=True, default=None, repr=False)
-    node_ranks: tuple | None = None
 
 
-class AbstractFormulation(eqx.Module):
+class AbstractFormulation[State: AbstractFormulationState](eqx.Module):
     """A way of solving the equations of motion of a (possibly redundantly)
     constrained system at one state.
 
-    Settings (the fields) are kept apart from what is decided from values
-    (`init`'s `FormulationState`), as lineax's solvers do: `init` runs on the
-    host once per run, `solve` is traced at every evaluation.
+    Settings (the fields) are kept apart from what is decided from values (`init`'s
+    state, of the member's own type), as lineax's solvers do: `init` runs on the host
+    once per run, `terms` and `solve` are traced at every evaluation.
     """
-
-    # Whether `solve` reads `DynamicsTerms.phi` (compliance laws do).
-    needs_phi: ClassVar[bool] = False
-    # Whether `solve` reads the dense `C`, `M` (else their blocks: `dynamics_terms(dense=False)`).
-    dense: ClassVar[bool] = True
 
     def __check_init__(self):
         if hasattr(self, "rtol"):  # the members' relative rank tolerance
             check_positive(type(self).__name__, "rtol", self.rtol)
 
     @abc.abstractmethod
-    def init(self, model: Model, q: Array, t) -> FormulationState:
+    def init(self, model: Model, q: Array, t) -> State:
         """Host-side, once per run: resolve element names into rows and decide the
         rank of `C` at `(q, t)` (a configuration on the constraints), checking the
         choice against the model.
@@ -129,9 +124,14 @@ class AbstractFormulation(eqx.Module):
         """
 
     @abc.abstractmethod
-    def solve(self, state: FormulationState, terms: DynamicsTerms
+    def solve(self, state: State, terms: DynamicsTerms
               ) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:
         """`(v_dot, lambda)` at one state."""
+
+    def terms(self, model: Model, q: Array, v: Array, t, *, with_phi: bool = True) -> DynamicsTerms:
+        """The dynamics terms `solve` reads at `(q, v, t)`: dense, with `Phi` where asked
+        (a stabilization that feeds it back) or where `solve` needs it itself."""
+        return dynamics_terms(model, q, v, t, with_phi=with_phi)
 
     def prepare(self, model: Model, q: Array, t) -> "Prepared":
         """`init` once, kept with the formulation: pass the result to
@@ -144,7 +144,11 @@ class Prepared(eqx.Module):
     """A formulation together with its state from `init` (what `prepare` returns)."""
 
     formulation: AbstractFormulation
-    state: FormulationState
+    state: AbstractFormulationState
+
+    def terms(self, model: Model, q: Array, v: Array, t, *, with_phi: bool = True) -> DynamicsTerms:
+        """The dynamics terms the formulation reads at `(q, v, t)`."""
+        return self.formulation.terms(model, q, v, t, with_phi=with_phi)
 
     def solve(self, terms: DynamicsTerms) -> tuple[Float[Array, " nv"], Float[Array, " nc"]]:
         """`(v_dot, lambda)` at one state."""

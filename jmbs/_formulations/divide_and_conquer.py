@@ -1,7 +1,7 @@
 """Divide and conquer: the multipliers by block elimination along the assembly tree, O(n)."""
 
 import functools
-from typing import Any, ClassVar
+from typing import Any
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -14,13 +14,23 @@ from .._linalg import CRITERION_TOL, RANK_RTOL
 from .._misc import as_float
 from .._model import Model
 from .._solvability.dca import DCA
-from .._terms import DynamicsTerms
-from .._tree.plan import as_tree, dense_blocks, make_plan
+from .._terms import DynamicsTerms, dynamics_terms
+from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
 from .._tree.solve import solve
-from .base import AbstractFormulation, FormulationState, all_rigid, require_values
+from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values
 
 
-class DivideAndConquer(AbstractFormulation):
+class DivideAndConquerState(AbstractFormulationState):
+    """`DivideAndConquer`'s decisions: the assembly tree's plan and the rank of each of
+    its connections (integer arrays, one per height of the tree)."""
+
+    rigid: tuple[bool, ...] = eqx.field(static=True)
+    rank: int = eqx.field(static=True)
+    plan: Plan = eqx.field(static=True, repr=False)
+    node_ranks: tuple
+
+
+class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
     """Solve `M v_dot + C^T lambda = F`, `C v_dot = Gamma` by eliminating the
     multipliers subassembly by subassembly along a binary assembly tree (paper 001's
     divide-and-conquer order, with the bodies' inertia): the cost grows with the tree,
@@ -50,9 +60,8 @@ class DivideAndConquer(AbstractFormulation):
     rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
     tree: Any = eqx.field(static=True, default=None, converter=as_tree)
 
-    dense: ClassVar[bool] = False
 
-    def init(self, model: Model, q, t) -> FormulationState:
+    def init(self, model: Model, q, t) -> DivideAndConquerState:
         require_values(self, model, q, t)
         mass = np.asarray(body_mass(model))
         for name, Mb in zip(model.body_names, mass):
@@ -64,10 +73,14 @@ class DivideAndConquer(AbstractFormulation):
         plan = make_plan(model, self.tree)
         method = DCA(self.rtol, CRITERION_TOL, self.tree, plan)
         ranks = tuple(np.asarray(r) for r in _connection_ranks(method, model, q, t))
-        return FormulationState(all_rigid(model), int(sum(int(r.sum()) for r in ranks)),
+        return DivideAndConquerState(all_rigid(model), int(sum(int(r.sum()) for r in ranks)),
                                 plan=plan, node_ranks=ranks)
 
-    def solve(self, state: FormulationState, terms: DynamicsTerms):
+    def terms(self, model: Model, q, v, t, *, with_phi: bool = True) -> DynamicsTerms:
+        """The structured terms: `C` as its blocks, `M` as the bodies' (no dense matrix)."""
+        return dynamics_terms(model, q, v, t, with_phi=with_phi, dense=False)
+
+    def solve(self, state: DivideAndConquerState, terms: DynamicsTerms):
         plan, nvb = state.plan, NV[state.plan.dim]
         if terms.blocks is None:  # dense terms (`dynamics_terms(dense=True)`): gather the blocks
             vals = dense_blocks(plan, terms.C)

@@ -13,7 +13,7 @@ from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank, equilibrated_matrix
 from .._terms import DynamicsTerms
-from .base import AbstractFormulation, FormulationState, all_rigid, require_values
+from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values
 
 
 def _pairs(eliminate) -> tuple[tuple[str, str], ...] | None:
@@ -26,7 +26,16 @@ def _normalized(C: Array) -> Array:
     return C / jnp.where(n > 0, n, 1.0)
 
 
-class Elimination(AbstractFormulation):
+class EliminationState(AbstractFormulationState):
+    """`Elimination`'s decisions: the rank and the kept rows (`None`: chosen at every
+    evaluation by a pivoted QR)."""
+
+    rigid: tuple[bool, ...] = eqx.field(static=True)
+    rank: int | None = eqx.field(static=True)
+    rows: tuple[int, ...] | None = eqx.field(static=True, default=None)
+
+
+class Elimination(AbstractFormulation[EliminationState]):
     """Drop redundant rows of `C` so that the leading matrix is regular, as in
     Wojtyra & Frączek's experiment (paper 000, §3.1 and §4.4): the eliminated
     multipliers are zero, and the kept ones carry the whole constraint force.
@@ -55,13 +64,13 @@ class Elimination(AbstractFormulation):
     rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
     rank: int | None = eqx.field(static=True, default=None)
 
-    def init(self, model: Model, q, t) -> FormulationState:
+    def init(self, model: Model, q, t) -> EliminationState:
         if self.eliminate is None:
             r = self.rank
             if r is None:
                 require_values(self, model, q, t)
                 r = constraint_rank(model, q, t, rtol=self.rtol)
-            return FormulationState(all_rigid(model), r)
+            return EliminationState(all_rigid(model), r)
         drop = set()
         for name, comp in self.eliminate:
             info = model.element(name)
@@ -71,7 +80,7 @@ class Elimination(AbstractFormulation):
             drop.add(info.rows[0] + info.components.index(comp))
         keep = [i for i in range(model.nc) if i not in drop]
         if self.rank is not None:  # stated: the kept rows are the user's responsibility
-            return FormulationState(all_rigid(model), self.rank, tuple(keep))
+            return EliminationState(all_rigid(model), self.rank, tuple(keep))
         require_values(self, model, q, t)
         C = equilibrated_matrix(model, q, t)
         r = numerical_rank(C, float(self.rtol))
@@ -87,9 +96,9 @@ class Elimination(AbstractFormulation):
                 f"Elimination: the kept rows are still dependent ({len(keep)} rows of rank {rk}), "
                 f"so the leading matrix is singular; the dependency involves the elements "
                 f"{', '.join(dependent)}: eliminate {len(keep) - rk} more component(s) among them")
-        return FormulationState(all_rigid(model), r, tuple(keep))
+        return EliminationState(all_rigid(model), r, tuple(keep))
 
-    def solve(self, state: FormulationState, terms: DynamicsTerms):
+    def solve(self, state: EliminationState, terms: DynamicsTerms):
         C, gamma, Minv, F = terms.C, terms.gamma, terms.Minv, terms.F
         if state.rows is not None:
             rows = np.asarray(state.rows)

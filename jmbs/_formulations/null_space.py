@@ -14,10 +14,10 @@ from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank
 from .._terms import DynamicsTerms
-from .base import AbstractFormulation, FormulationState, all_rigid, require_values
+from .base import AbstractFormulation, RankState, all_rigid, require_values
 
 
-class NullSpaceProjection(AbstractFormulation):
+class NullSpaceProjection(AbstractFormulation[RankState]):
     """Project the equations of motion onto the null space of `C`.
 
     `V^T M v_dot = V^T F` (no constraint force does work along `null(C)`)
@@ -57,7 +57,7 @@ class NullSpaceProjection(AbstractFormulation):
         if self.basis not in ("svd", "qr", "local"):
             raise ValueError(f"NullSpaceProjection(basis={self.basis!r}): choose 'svd', 'qr' or 'local'")
 
-    def init(self, model: Model, q, t) -> FormulationState:
+    def init(self, model: Model, q, t) -> RankState:
         r = self.rank
         if r is None:
             require_values(self, model, q, t)
@@ -67,9 +67,9 @@ class NullSpaceProjection(AbstractFormulation):
                 f"NullSpaceProjection(basis='local') needs independent constraints, but this "
                 f"model has {model.nc} constraint rows of rank {r} (redundancy {model.nc - r}); "
                 "use basis='svd' or 'qr', which handle redundant constraints")
-        return FormulationState(all_rigid(model), r)
+        return RankState(all_rigid(model), r)
 
-    def solve(self, state: FormulationState, terms: DynamicsTerms):
+    def solve(self, state: RankState, terms: DynamicsTerms):
         return _solve(self.basis, state.rank, terms.M, terms.F, terms.C, terms.gamma)
 
 

@@ -1,18 +1,18 @@
 """Penalty (compliant constraints): reactions from a spring-damper law."""
 
 from collections.abc import Mapping
-from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Float
 
 from .._linalg import min_norm_solve
 from .._misc import as_float, check_finite
 from .._model import Model
 from .._rank import constraint_rank
-from .._terms import DynamicsTerms
-from .base import AbstractFormulation, FormulationState, require_values, row_values
+from .._terms import DynamicsTerms, dynamics_terms
+from .base import AbstractFormulation, AbstractFormulationState, require_values, row_values
 
 
 def _values(x):
@@ -24,7 +24,17 @@ def _names(rigid) -> tuple[str, ...]:
     return (rigid,) if isinstance(rigid, str) else tuple(rigid)
 
 
-class Penalty(AbstractFormulation):
+class PenaltyState(AbstractFormulationState):
+    """`Penalty`'s decisions: the rigid rows and their rank, the stiffness `k` and damping
+    `d` of every row (arrays: a new value does not recompile)."""
+
+    rigid: tuple[bool, ...] = eqx.field(static=True)
+    rank: int | None = eqx.field(static=True)
+    k: Float[Array, " nc"]
+    d: Float[Array, " nc"]
+
+
+class Penalty(AbstractFormulation[PenaltyState]):
     """Compliant constraints: `lambda = k Phi + d (C v + b)` row by row, and
     `M v_dot = F - C^T lambda`.
 
@@ -46,7 +56,6 @@ class Penalty(AbstractFormulation):
       look at values).
     """
 
-    needs_phi: ClassVar[bool] = True
 
     stiffness: float | Mapping[str, float] = eqx.field(converter=_values, default=1e6)
     damping: float | Mapping[str, float] = eqx.field(converter=_values, default=0.0)
@@ -61,7 +70,7 @@ class Penalty(AbstractFormulation):
                 check_finite("Penalty", what if key is None else f"{what}[{key!r}]", value,
                              "give finite numbers")
 
-    def init(self, model: Model, q, t) -> FormulationState:
+    def init(self, model: Model, q, t) -> PenaltyState:
         mask = np.zeros(model.nc, bool)
         for name in self.rigid:
             mask[model.rows(name)] = True
@@ -83,9 +92,13 @@ class Penalty(AbstractFormulation):
             if mask.any():
                 require_values(self, model, q, t)
                 rank = constraint_rank(model, q, t, rows=np.flatnonzero(mask))
-        return FormulationState(tuple(bool(x) for x in mask), rank, k=k, d=d)
+        return PenaltyState(tuple(bool(x) for x in mask), rank, k=k, d=d)
 
-    def solve(self, state: FormulationState, terms: DynamicsTerms):
+    def terms(self, model: Model, q, v, t, *, with_phi: bool = True) -> DynamicsTerms:
+        """Dense terms, always with `Phi` (the compliance law reads it)."""
+        return dynamics_terms(model, q, v, t, with_phi=True)
+
+    def solve(self, state: PenaltyState, terms: DynamicsTerms):
         C, Minv = terms.C, terms.Minv
         rigid = np.asarray(state.rigid, bool)
         lam = jnp.where(rigid, 0.0, state.k * terms.phi + state.d * terms.velocity_error)

@@ -5,13 +5,14 @@ from collections.abc import Mapping
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Float
 
 from .._linalg import RANK_RTOL, min_norm_solve
 from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank
 from .._terms import DynamicsTerms
-from .base import AbstractFormulation, FormulationState, all_rigid, require_values, row_values
+from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values, row_values
 
 
 def _frozen(weights):
@@ -21,7 +22,16 @@ def _frozen(weights):
     return tuple(sorted((str(k), float(v)) for k, v in dict(weights).items()))
 
 
-class Pseudoinverse(AbstractFormulation):
+class PseudoinverseState(AbstractFormulationState):
+    """`Pseudoinverse`'s decisions: the rank and the row weights (an array: a new value
+    does not recompile; `None`: unweighted)."""
+
+    rigid: tuple[bool, ...] = eqx.field(static=True)
+    rank: int | None = eqx.field(static=True)
+    weights: Float[Array, " nc"] | None = None
+
+
+class Pseudoinverse(AbstractFormulation[PseudoinverseState]):
     """`lambda = (C M^-1 C^T)^+ (C M^-1 F - Gamma)`, `v_dot = M^-1 (F - C^T lambda)`
     (paper 004, eq. 38, with the inverse replaced by the pseudoinverse).
 
@@ -43,22 +53,22 @@ class Pseudoinverse(AbstractFormulation):
     rtol: float = eqx.field(converter=as_float, default=RANK_RTOL)
     rank: int | None = eqx.field(static=True, default=None)
 
-    def init(self, model: Model, q, t) -> FormulationState:
+    def init(self, model: Model, q, t) -> PseudoinverseState:
         r = self.rank
         if r is None:
             require_values(self, model, q, t)
             r = constraint_rank(model, q, t, rtol=self.rtol)
         if self.weights is None:
-            return FormulationState(all_rigid(model), r)
+            return PseudoinverseState(all_rigid(model), r)
         w = self.weights
         w = row_values(model, dict(w) if isinstance(w, tuple) else w, "Pseudoinverse(weights=...)")
         if np.any(w <= 0):
             bad = sorted({model.element_of_row(i) for i in np.flatnonzero(w <= 0)})
             raise ValueError(f"Pseudoinverse(weights=...): weights must be positive; "
                              f"check the elements {', '.join(bad)}")
-        return FormulationState(all_rigid(model), r, weights=np.asarray(w))
+        return PseudoinverseState(all_rigid(model), r, weights=np.asarray(w))
 
-    def solve(self, state: FormulationState, terms: DynamicsTerms):
+    def solve(self, state: PseudoinverseState, terms: DynamicsTerms):
         C, Minv, F = terms.C, terms.Minv, terms.F
         if state.weights is None:
             s, Cs = 1.0, C

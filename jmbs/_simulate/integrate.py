@@ -24,7 +24,6 @@ from .._reactions import build_reactions
 from .._solvability.base import AbstractSolvabilityMethod
 from .._stabilization.base import AbstractStabilization
 from .._stabilization.projection import project
-from .._terms import dynamics_terms
 from .solution import RESULTS, Solution
 
 
@@ -41,9 +40,7 @@ def vector_field(t, y, args: Args):
     non-conservative work `w` too: `(q_dot, v_dot, w_dot)` at `(t, (q, v, w))`."""
     model, formulation, stabilization = args.model, args.formulation, args.stabilization
     q, v = y[0], y[1]
-    needs_phi = formulation.formulation.needs_phi or stabilization.needs_phi
-    terms = stabilization.stabilize(dynamics_terms(model, q, v, t, with_phi=needs_phi,
-                                                   dense=formulation.formulation.dense))
+    terms = stabilization.stabilize(formulation.terms(model, q, v, t, with_phi=stabilization.needs_phi))
     v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
     if len(y) == 2:
         return qdot(model, q, v), v_dot
@@ -60,7 +57,7 @@ def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod 
     """Everything saved at one state, sharing one evaluation of the constraint terms:
     `(v_dot, reactions, position violation, velocity violation, energy)`; no
     reactions where `method` is None."""
-    terms = dynamics_terms(model, q, v, t, dense=formulation.formulation.dense)
+    terms = formulation.terms(model, q, v, t)
     v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
     reactions = (None if method is None else
                  build_reactions(model, q, t, lam, formulation.rigid_rows, terms.C, method))

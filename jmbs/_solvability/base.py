@@ -90,6 +90,10 @@ class AbstractSolvabilityMethod(eqx.Module):
         sets = element_sets(model) if sets is None else sets
         return self.decide(equilibrate(model, self.matrix(model, q, t)), jnp.asarray(sets))
 
+    def criterion(self) -> str:
+        """What the reported criterion is, in words (the report's legend)."""
+        return f"criterion vs tolerance {self.ctol:g}"
+
     @abc.abstractmethod
     def decide(self, C: Float[Array, "nc nv"], sets: Bool[Array, "s nc"]) -> Decisions:
         """Decisions for the equilibrated matrix `C` and the studied sets."""

@@ -127,10 +127,22 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
     ref = jnp.sqrt(jnp.max(jax.ops.segment_sum(jnp.sum(vals**2, axis=1), plan.entry_rows,
                                                num_segments=nc), initial=0.0))
     ref = jnp.maximum(ref, TINY)
-    tol = rtol * ref
-    vals_ext = jnp.concatenate([vals, jnp.zeros((1, vals.shape[1]))])
+    passes = _upward(plan, vals, rtol * ref)
+    comp, leaf_F, leaf_Y = _downward(plan, passes)
+    crit = _criteria(plan, leaf_F, leaf_Y, sets)
+    s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
+    kmin = min(nc, plan.nv)
+    # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of them.
+    rd = rank_decision(jnp.sort(jnp.concatenate([s_all, jnp.zeros(kmin)]))[::-1][:kmin], rtol, 1.0)
+    dec = Decisions(rd.rank, rd.rel, rd.margin, crit <= ctol, crit, decades(crit, ctol),
+                    jnp.full(crit.shape, -1), comp <= ctol, comp, decades(comp, ctol))
+    return dec, [(F[:, :lev.J], s / ref) for lev, (F, _, s, _, _) in zip(plan.levels, passes)]
 
-    # Upward (the main pass): factor of each node's handle matrix, connections decided.
+
+def _upward(plan: Plan, vals, tol):
+    """The main pass: per height `(F, U, s, keep, V_r)`, the factor of each node's handle
+    matrix and its connection's SVD, the values above `tol` kept."""
+    vals_ext = jnp.concatenate([vals, jnp.zeros((1, vals.shape[1]))])
     handles, passes = {}, []
     for h, lev in enumerate(plan.levels):
         F = vals_ext[lev.entries] if h == 0 else children_factors(plan, h, handles)
@@ -146,10 +158,14 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
             Vr = jnp.zeros((lev.n, lev.cols, 0))
         handles[h] = flat_handles(compress_factor(FK, lev.W), lev)
         passes.append((F, U, s, keep, Vr))
+    return passes
 
-    # Downward (back-substitution): the patterns reaching each node's handles, as a
-    # factor `X` (only `X X^T` matters), gathered from the parents' `Y`; at each
-    # connection those inherited, solved through `G^+`, and those born there (`null(G)`).
+
+def _downward(plan: Plan, passes):
+    """Back-substitution: the patterns reaching each node's handles, as a factor `X`
+    (only `X X^T` matters), gathered from the parents' `Y`; at each connection those
+    inherited, solved through `G^+`, and those born there (`null(G)`). Returns the
+    components' criteria `(nc,)` and the leaves' `F` and `Y`."""
     routes = plan_routes(plan)
     ys, norms = {}, {}
     for h in reversed(range(len(plan.levels))):
@@ -176,9 +192,13 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         if h == 0:
             leaf_F, leaf_Y = F, Y
     comp = jnp.concatenate([norms[h] for h in range(len(plan.levels))])[routes.rows]
+    return comp, leaf_F, leaf_Y
 
-    # Criteria: the wrench of the patterns on each body, at the body's leaf (whose F
-    # rows are all the rows acting on it): `||C_X,b^T N_X||` summed over bodies.
+
+def _criteria(plan: Plan, leaf_F, leaf_Y, sets):
+    """The wrench of the patterns on each body, at the body's leaf (whose F rows are all
+    the rows acting on it): `||C_X,b^T N_X||` summed over bodies, per element
+    (`sets=None`) or per given set."""
     def wrench2(mask_rows):
         return jnp.sum(jnp.einsum("br,brc,brw->bcw", mask_rows, leaf_F, leaf_Y) ** 2, axis=(1, 2))
 
@@ -194,13 +214,4 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None):
         ext = jnp.concatenate([sets, jnp.zeros((sets.shape[0], 1), bool)], axis=1)
         rows0 = plan.levels[0].rows
         crit2 = jax.lax.map(lambda m: jnp.sum(wrench2(m[rows0].astype(leaf_F.dtype))), ext)
-    crit = jnp.sqrt(crit2)
-
-    s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
-    kmin = min(nc, plan.nv)
-    # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of them.
-    rd = rank_decision(jnp.sort(jnp.concatenate([s_all, jnp.zeros(kmin)]))[::-1][:kmin], rtol, 1.0)
-    dec = Decisions(rd.rank, rd.rel, rd.margin, crit <= ctol, crit, decades(crit, ctol),
-                    jnp.full(crit.shape, -1), comp <= ctol, comp, decades(comp, ctol))
-    return dec, [(F[:, :lev.J], s / ref) for lev, (F, _, s, _, _) in zip(plan.levels, passes)]
-
+    return jnp.sqrt(crit2)

@@ -31,6 +31,9 @@ class RankComparison(AbstractSolvabilityMethod):
     ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "rank"
 
+    def criterion(self) -> str:
+        return "criterion: rank(C_X) + rank(C_Y) - rank(C), 0 when unique"
+
     def decide(self, C, sets):
         nc = C.shape[0]
         s = jnp.linalg.svd(C, compute_uv=False)

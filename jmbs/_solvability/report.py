@@ -256,8 +256,7 @@ class SolvabilityReport:
                  f"rank margin = {min(self.rank_margin, 99):.1f} digits; {generic}",
                  fmt.format(*head), fmt.format(*("-" * w for w in widths))]
         lines += [fmt.format(*r) for r in rows]
-        crit = ("criterion: rank(C_X) + rank(C_Y) - rank(C), 0 when unique" if self.method == "rank"
-                else f"criterion vs tolerance {self._method.ctol:g}")
+        crit = self._method.criterion()
         lines.append("U: unique, N: not unique (depends on how the redundancy is resolved); "
                      f"{crit}; margin in decimal digits, ? below {MARGINAL_DECADES:g}.")
         if self.conflict:

@@ -252,7 +252,6 @@ def solvability_path(model: Model, path: Callable, s, *, method=None, xtol: floa
     s = np.asarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
         raise ValueError("s must be an increasing 1-D grid with at least two points")
-    rows = component_names(model)
 
     def evaluate(x: float):
         out = path(x)
@@ -262,61 +261,79 @@ def solvability_path(model: Model, path: Callable, s, *, method=None, xtol: floa
     points = [evaluate(x) for x in tqdm(s, desc="path", disable=not progress)]
     sweep = solvability_sweep(model, np.stack([p[0] for p in points]), np.array([p[1] for p in points]),
                               method=m, progress=False)
+    walk = _PathWalk(model, lambda x: decisions_at(model, m, *evaluate(x)), xtol)
+    events = walk.changes(s, sweep) + walk.singular_points(s, sweep)
+    events.sort(key=lambda e: e.s)
+    return SolvabilityPath(s, sweep, events)
 
-    def probe(x: float) -> Decisions:
-        """The decisions at one point of the path."""
-        return decisions_at(model, m, *evaluate(x))
 
-    def sig(d: Decisions) -> np.ndarray:
-        return np.concatenate([np.atleast_1d(d.rank), d.unique, d.component_unique])
+@dataclasses.dataclass(frozen=True)
+class _PathWalk:
+    """`solvability_path`'s two searches along the path, given `probe(x)`, the decisions
+    at one point of it."""
 
-    def changed(d0: Decisions, d1: Decisions) -> dict:
-        """The elements and the components whose decision differs between `d0` and `d1`."""
-        return {"elements": tuple(n for n, a, b in zip(model.element_names, d0.unique, d1.unique)
-                                  if a != b),
-                "components": tuple(n for n, a, b in zip(rows, d0.component_unique,
-                                                         d1.component_unique) if a != b)}
+    model: Model
+    probe: Callable
+    xtol: float
 
-    events = []
-    sigs = sweep.signature()
-    for k in range(len(s) - 1):
-        if (sigs[k] == sigs[k + 1]).all():
-            continue
-        a, da, end, dend = s[k], probe(s[k]), s[k + 1], probe(s[k + 1])
-        # Bisection keeps the left end's decisions on the left; after each located
-        # change, go on from its right side until the interval's end is reached.
-        while not (sig(da) == sig(dend)).all():
-            b, db = end, dend
-            while b - a > xtol:
-                mid = 0.5 * (a + b)
-                dm = probe(mid)
-                if (sig(dm) == sig(da)).all():
-                    a, da = mid, dm
-                else:
-                    b, db = mid, dm
-            events.append(PathEvent("change", 0.5 * (a + b), a, b, int(da.rank), int(db.rank),
-                                    int(db.rank), **changed(da, db)))
-            a, da = b, db
+    def changes(self, s: np.ndarray, sweep: "SolvabilitySweep") -> list[PathEvent]:
+        """Every change of a decision between grid neighbours, bisected to `xtol`."""
+        events, sigs = [], sweep.signature()
+        for k in range(len(s) - 1):
+            if (sigs[k] == sigs[k + 1]).all():
+                continue
+            a, da, end, dend = s[k], self.probe(s[k]), s[k + 1], self.probe(s[k + 1])
+            # Bisection keeps the left end's decisions on the left; after each located
+            # change, go on from its right side until the interval's end is reached.
+            while not (_signature(da) == _signature(dend)).all():
+                b, db = end, dend
+                while b - a > self.xtol:
+                    mid = 0.5 * (a + b)
+                    dm = self.probe(mid)
+                    if (_signature(dm) == _signature(da)).all():
+                        a, da = mid, dm
+                    else:
+                        b, db = mid, dm
+                events.append(PathEvent("change", 0.5 * (a + b), a, b, int(da.rank), int(db.rank),
+                                        int(db.rank), **self.changed(da, db)))
+                a, da = b, db
+        return events
 
-    r = int(sweep.rank.max())
-    if r > 0:
+    def singular_points(self, s: np.ndarray, sweep: "SolvabilitySweep") -> list[PathEvent]:
+        """Interior local minima of the smallest rank-revealing value at the grid's largest
+        rank, refined by golden section: singular where the rank drops, near-singular
+        where the decision is marginal."""
+        r, events, sigs = int(sweep.rank.max()), [], sweep.signature()
+        if r == 0:
+            return events
         value = sweep.rank_values[:, r - 1]
         for k in range(1, len(s) - 1):
             if not (value[k] <= value[k - 1] and value[k] <= value[k + 1]):
                 continue
             if not ((sigs[k - 1] == sigs[k]).all() and (sigs[k] == sigs[k + 1]).all()):
-                continue  # a change between grid points, located above
-            x, d = _golden_minimum(lambda x: float(probe(x).rank_values[r - 1]), s[k - 1], s[k + 1],
-                                   xtol)
-            dx = probe(x)
+                continue  # a change between grid points, located by `changes`
+            x, d = _golden_minimum(lambda x: float(self.probe(x).rank_values[r - 1]), s[k - 1],
+                                   s[k + 1], self.xtol)
+            dx = self.probe(x)
             lower, marginal = int(dx.rank) < int(sweep.rank[k]), float(dx.rank_margin) < MARGINAL_DECADES
             if lower or marginal:
-                d0 = probe(s[k])
                 events.append(PathEvent("singular" if lower else "near_singular", x, x - d, x + d,
                                         int(sweep.rank[k]), int(dx.rank), int(sweep.rank[k]),
-                                        rank_margin=float(dx.rank_margin), **changed(d0, dx)))
-    events.sort(key=lambda e: e.s)
-    return SolvabilityPath(s, sweep, events)
+                                        rank_margin=float(dx.rank_margin),
+                                        **self.changed(self.probe(s[k]), dx)))
+        return events
+
+    def changed(self, d0: Decisions, d1: Decisions) -> dict:
+        """The elements and the components whose decision differs between `d0` and `d1`."""
+        rows = component_names(self.model)
+        return {"elements": tuple(n for n, a, b in zip(self.model.element_names, d0.unique, d1.unique)
+                                  if a != b),
+                "components": tuple(n for n, a, b in zip(rows, d0.component_unique,
+                                                         d1.component_unique) if a != b)}
+
+
+def _signature(d: Decisions) -> np.ndarray:
+    return np.concatenate([np.atleast_1d(d.rank), d.unique, d.component_unique])
 
 
 # Assembly tolerance of the configurations along a driver path. Near a singular
