@@ -9,6 +9,7 @@ from importlib import metadata as _metadata
 
 from . import _config as _config
 from . import examples as examples
+from . import internal as internal
 from . import rotations as rotations
 from ._assembly import constraint_matrix as constraint_matrix
 from ._assembly import constraint_terms as constraint_terms
