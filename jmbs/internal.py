@@ -10,6 +10,8 @@ write their own formulation, solvability method or analysis (as lineax's
   (O(n) tree) methods are the default.
 - `AssemblyStep`: one step of the divide-and-conquer assembly (`jmbs.dca_assembly`).
 - `equilibrate`: the unit-free scaling of `C` every rank decision starts from.
+- `small_svd`: the batched SVD of small matrices (closed form for one or two rows)
+  used by the divide-and-conquer passes.
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
   `CRITERION_TOL`: the one rank rule (see `docs/architecture.md`).
 """
@@ -27,6 +29,7 @@ from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
 from ._linalg import RankDecision as RankDecision
 from ._linalg import numerical_rank as numerical_rank
 from ._linalg import rank_decision as rank_decision
+from ._linalg import small_svd as small_svd
 from ._rank import constraint_rank as constraint_rank
 from ._rank import equilibrate as equilibrate
 from ._terms import DynamicsTerms as DynamicsTerms
@@ -37,4 +40,4 @@ __all__ = ["AbstractFormulationState", "AssemblyStep", "CRITERION_TOL", "DivideA
            "DynamicsTerms", "EliminationState", "FormulationState", "PenaltyState", "PseudoinverseState",
            "RANK_RTOL", "RankState",
            "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
-           "numerical_rank", "rank_decision"]
+           "numerical_rank", "rank_decision", "small_svd"]

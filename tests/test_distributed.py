@@ -75,17 +75,38 @@ WORKER = textwrap.dedent("""
     print("done", flush=True)
 """)
 
-# A worker's error line that says that this jaxlib or platform has no gloo collectives.
-NO_GLOO = ("make_gloo_tcp_collectives", "not supported", "unsupported", "unimplemented", "not available",
-           "not built")
+# Run before the workers, with nothing of jmbs: whether this jaxlib and platform can start
+# JAX's distributed runtime with gloo CPU collectives at all (a one-process coordinator on
+# 127.0.0.1; creating the CPU client builds the gloo collectives). Only its failure skips
+# the test; any failure of the two-process run afterwards fails it.
+PROBE = textwrap.dedent("""
+    import sys
+    import jax
+
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=f"127.0.0.1:{sys.argv[1]}", num_processes=1,
+                               process_id=0, initialization_timeout=30)
+    assert float(jax.numpy.ones(3).sum()) == 3.0, jax.devices()
+    jax.distributed.shutdown()
+    print("gloo ok", flush=True)
+""")
 
 
-def _no_gloo(err: str) -> str | None:
-    for line in err.splitlines():
-        low = line.lower()
-        if "gloo" in low and any(s in low for s in NO_GLOO):
-            return line.strip()
-    return None
+def _backend_unavailable(tmp_path) -> str | None:
+    """None if the probe above runs; otherwise its last error line."""
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    env = {k: v for k, v in os.environ.items() if k != "JAX_NUM_CPU_DEVICES"}
+    env["JAX_PLATFORMS"] = "cpu"
+    try:
+        r = subprocess.run([sys.executable, str(script), str(_free_port())], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=90)
+    except subprocess.TimeoutExpired:
+        return "a one-process jax.distributed start with gloo did not finish in 90 s"
+    if r.returncode == 0 and "gloo ok" in r.stdout:
+        return None
+    lines = [line.strip() for line in r.stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"return code {r.returncode}"
 
 
 def _free_port() -> int:
@@ -135,12 +156,12 @@ def _run_workers(tmp_path, timeout: float = 90.0) -> list[tuple[int, str, str]]:
 
 
 def test_two_processes_equal_one_bit_for_bit(tmp_path):
+    reason = _backend_unavailable(tmp_path)
+    if reason:
+        pytest.skip(f"this platform cannot run jax.distributed with gloo CPU collectives: {reason}")
     results = _run_workers(tmp_path)
     for rc, out, err in results:
         if rc != 0:
-            reason = _no_gloo(err)
-            if reason:
-                pytest.skip(f"this platform cannot run JAX's gloo CPU collectives: {reason}")
             pytest.fail(f"a worker failed (return code {rc}):\n{err[-4000:]}")
         assert out.strip().endswith("done"), out
 
