@@ -1059,3 +1059,55 @@ def test_command_input_errors(cli_files, capsys, monkeypatch, args, expected):
     assert code == 3, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(expected, lines[0]), err
+
+
+# ----------------------------------------------------------------------------------
+# The fixed-step stepper (jmbs.RegularizedEuler, jmbs.step)
+# ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make, match", [
+    pytest.param(lambda: jmbs.RegularizedEuler(0.0), r"the step h must be positive", id="zero-step"),
+    pytest.param(lambda: jmbs.RegularizedEuler(-1e-3), r"the step h must be positive", id="negative-step"),
+    pytest.param(lambda: jmbs.RegularizedEuler(NAN), r"the step h must be positive and finite",
+                 id="nan-step"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, compliance=-1e-6),
+                 r"compliance must be non-negative \(0 is a rigid row\)", id="negative-compliance"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, compliance={"rod": -1.0}),
+                 r"compliance\['rod'\] must be non-negative", id="negative-element-compliance"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, damping={"rod": NAN}),
+                 r"damping\['rod'\] contains NaN", id="nan-damping"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, rank=-1), r"rank must be a non-negative",
+                 id="negative-rank"),
+])
+def test_stepper_settings_are_checked(make, match):
+    with named_error(ValueError, match):
+        make()
+
+
+@pytest.mark.parametrize("solver, kwargs, match", [
+    pytest.param(jmbs.RegularizedEuler(1e-3, compliance={"rdo": 1e-6}), {},
+                 r"RegularizedEuler\(compliance=...\): unknown element 'rdo'", id="unknown-element"),
+    pytest.param(jmbs.RegularizedEuler(1e-3, compliance={"rod.Fz": 1e-6}), {},
+                 r"element 'rod' has no component 'Fz'; its components are F", id="unknown-component"),
+    pytest.param(jmbs.RegularizedEuler(1e-3, compliance=np.ones(4)), {},
+                 r"compliance must be a number, an array of shape \(1,\)", id="compliance-shape"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"stabilization": None},
+                 r"stabilization do not apply to the fixed-step solver", id="stabilization-given"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"formulation": jmbs.Pseudoinverse(), "dt0": 1e-3},
+                 r"dt0, formulation do not apply", id="formulation-given"),
+    pytest.param(jmbs.RegularizedEuler(3e-3), {}, r"not a whole number of steps h = 0.003",
+                 id="t1-off-grid"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"saveat": [0.0, 0.0055]},
+                 r"save time 0.0055 is not a step time", id="saveat-off-grid"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"max_steps": 5}, r"10 steps .* exceed max_steps = 5",
+                 id="too-many-steps"),
+])
+def test_fixed_step_simulate_rejects(pendulum, solver, kwargs, match):
+    with named_error(ValueError, match):
+        jmbs.simulate(pendulum, 0.01, solver=solver, reactions=False, **kwargs)
+
+
+def test_step_needs_a_step_size(pendulum):
+    with named_error(ValueError, r"jmbs.step: give the step h"):
+        jmbs.step(pendulum, jmbs.StepState.initial(pendulum))

@@ -1,0 +1,1 @@
+"""Fixed-step integration: paper 002's regularized semi-implicit Euler."""
