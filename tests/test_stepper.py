@@ -98,3 +98,25 @@ def test_projection_keeps_the_constraints():
     s = run(model, jmbs.RegularizedEuler(1e-2, projection=True), 50)
     assert float(jnp.max(jnp.abs(jmbs.phi(model, s.q, s.t)))) < 1e-14
     assert float(jnp.max(jnp.abs(jmbs.velocity_residual(model, s.q, s.v, s.t)))) < 1e-12
+
+
+def test_bricard_paper_002():
+    """Paper 002 with the library's stepper, over the first swing (2.6 s; the full 10 s in
+    `jmbs demo`): rigid joints lock once the violation makes the redundant row look
+    independent, angular compliance and projection reach x = -1."""
+    from jmbs.reproduce import paper002
+
+    runs = paper002.run(2.6)
+    rigid, compliant, projected = (runs[k] for k in ("rigid joints", "angular compliance",
+                                                     "rigid + projection"))
+    assert rigid["step_rank"][0] == 29  # one redundant row, dependent at the start
+    lock = rigid["lock"]
+    assert 0.5 < lock["t"] < 1.5 and 1e-5 < lock["violation"] < 1e-3, lock
+    assert rigid["x_min"] > -0.5  # stops short of x = -1
+    k = np.searchsorted(rigid["ts"], lock["t"])  # the step there takes the kinetic energy out
+    assert rigid["energy"][k + 1] < rigid["energy"][k - 1] - 1.0  # J, of 29.4 J at the start
+    assert compliant["x_min"] < -0.99 and compliant["max_violation"] < 1e-3
+    assert projected["x_min"] < -0.98 and projected["max_violation"] < 1e-14
+    assert set(projected["step_rank"]) == {29}
+    # Compliance makes every reaction unique; the rigid, projected run has none unique.
+    assert compliant["unique"].all() and not projected["unique"].any()

@@ -194,6 +194,15 @@ class RegularizedEuler(eqx.Module):
                             "compliance", np)
         return covered == 0
 
+    def step_matrix(self, model: Model, q: Array, t=0.0) -> Float[Array, "nc nc"]:
+        """The matrix of a step's multipliers at `(q, t)`, `C M^-1 C^T + Sigma / h`
+        (traceable): where rigid rows are redundant its rank, decided at every step with
+        `rtol`, tells whether the step still sees them as dependent."""
+        c, d = self.rows(model)
+        h = jnp.asarray(self.h, float)
+        C = constraint_matrix(model, q, t)
+        return C @ inverse_mass_matrix(model) @ C.T + jnp.diag(c / ((h + c * d) * h))
+
     def step(self, model: Model, state: StepState) -> tuple[StepState, Array]:
         """One step: `(next state, converged)`; `converged` is the projection's
         (always True without projection). Pure: jit, vmap and grad go through."""
@@ -313,7 +322,7 @@ def _step(solver: RegularizedEuler, model: Model, state: StepState) -> tuple[Ste
     r = jnp.where(hol, phi(model, q, t), 0.0)
     v_free = v + h * (Minv @ generalized_forces(model, q, v, t))
     den = h + c * d
-    A = C @ Minv @ C.T + jnp.diag(c / (den * h))
+    A = C @ Minv @ C.T + jnp.diag(c / (den * h))  # step_matrix, sharing C
     lam = _solve(A, (C @ v_free + b + r / den) / h, solver.rigid_rows(model), solver.rtol,
                  solver.rank)
     v_new = v_free - h * (Minv @ (C.T @ lam))
