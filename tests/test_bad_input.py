@@ -1111,3 +1111,24 @@ def test_fixed_step_simulate_rejects(pendulum, solver, kwargs, match):
 def test_step_needs_a_step_size(pendulum):
     with named_error(ValueError, r"jmbs.step: give the step h"):
         jmbs.step(pendulum, jmbs.StepState.initial(pendulum))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    pytest.param({"radius": 0.0}, r"wheel 'W': radius must be positive, got 0", id="zero-radius"),
+    pytest.param({"radius": -0.2}, r"wheel 'W': radius must be positive", id="negative-radius"),
+    pytest.param({"axis": (0, 0, 0)}, r"wheel 'W': axis must be a non-zero", id="zero-axle"),
+    pytest.param({"plane_normal": (0, 0, 0)}, r"wheel 'W': plane_normal must be a non-zero",
+                 id="zero-plane-normal"),
+])
+def test_wheel_geometry_is_checked(kwargs, match):
+    b = jmbs.ModelBuilder(dim=3)
+    disc = b.add_body("disc", mass=1.0, inertia=(0.01, 0.02, 0.01), position=(0.0, 0.0, 0.2))
+    with named_error(ValueError, match):
+        b.add_wheel("W", disc, **({"radius": 0.2, "axis": (0, 1, 0)} | kwargs))
+
+
+def test_wheel_is_spatial_only():
+    b = jmbs.ModelBuilder(dim=2)
+    disc = b.add_body("disc", mass=1.0, inertia=0.01, position=(0.0, 0.2))
+    with named_error(ValueError, r"wheel 'W': wheel joints exist only in spatial"):
+        b.add_joint("wheel", "W", b.ground, disc, radius=0.2, axis=(0, 1))
