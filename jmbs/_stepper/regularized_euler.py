@@ -30,6 +30,10 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._assembly import (
+    _group_blocks,
+    _group_inputs,
+    _scatter_matrix,
+    _scatter_rows,
     constraint_matrix,
     constraint_terms,
     generalized_forces,
@@ -278,12 +282,65 @@ def _pinv_solve_jvp(rank, primals, tangents):
     return x, dx
 
 
+# Up to this many rows the Cholesky solve is done in array operations (`_cholesky`),
+# beyond it by LAPACK: its column loop's overhead then outweighs the per-matrix calls
+# (bench_stepper.py: A02, 242 rows, 80 steps/s with the array loop).
+_ARRAY_CHOLESKY_MAX = 48
+
+
+def _cholesky(A: Array) -> Array:
+    """Lower Cholesky factor of a small positive definite `A`, column by column in
+    array operations: under `jax.vmap` a batch of factorizations is a few vector
+    operations per column, where `jnp.linalg.cholesky` calls LAPACK once per matrix."""
+    n = A.shape[-1]
+    idx = jnp.arange(n)
+
+    def column(j, L):
+        Lj = L[j]  # row j: its entries left of the diagonal are set
+        d = jnp.sqrt(A[j, j] - Lj @ Lj)
+        col = jnp.where(idx > j, (A[:, j] - L @ Lj) / d, jnp.where(idx == j, d, 0.0))
+        return L.at[:, j].set(col)
+
+    return jax.lax.fori_loop(0, n, column, jnp.zeros_like(A))
+
+
+def _cholesky_solve(L: Array, b: Array) -> Array:
+    """`(L L^T)^-1 b` by two triangular sweeps in array operations (see `_cholesky`)."""
+    n = b.shape[-1]
+
+    def forward(j, y):
+        return y.at[j].set((b[j] - L[j] @ y) / L[j, j])
+
+    def backward(k, x):
+        j = n - 1 - k
+        return x.at[j].set((y[j] - L[:, j] @ x) / L[j, j])
+
+    y = jax.lax.fori_loop(0, n, forward, jnp.zeros_like(b))
+    return jax.lax.fori_loop(0, n, backward, jnp.zeros_like(b))
+
+
 def _solve(A: Array, rhs: Array, rigid: np.ndarray, rtol, rank: int | None) -> Array:
     """`A lambda = rhs`: Cholesky where every row is compliant (positive definite),
     else the minimum-norm solution on the rank decided by `rtol` (or given)."""
+    if not rigid.any() and A.shape[-1] > _ARRAY_CHOLESKY_MAX:
+        return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(A, lower=True), rhs)
     if not rigid.any():
-        return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(A), rhs)
+        return _cholesky_solve(_cholesky(A), rhs)
     return _pinv_solve(A, rhs, jax.lax.stop_gradient(jnp.asarray(rtol, float)), rank)
+
+
+def _terms(model: Model, q: Array, t: Array) -> tuple[Array, Array, Array]:
+    """`(C, b, Phi)` at `(q, t)` from one pass over the groups (the step needs no
+    `Gamma`, whose second derivatives `constraint_terms` would compute)."""
+    blocks, bs, rs = [], [], []
+    for g in model.groups:
+        qs, _ = _group_inputs(model, g, q, None)
+        blocks.append(_group_blocks(g, qs, t))
+        bs.append(g.velocity_bias(qs, t))
+        rs.append(g.phi(qs, t) if g.holonomic else jnp.zeros((qs.shape[0], g.n_rows)))
+    hol = jnp.asarray(model.holonomic_rows)
+    return (_scatter_matrix(model, blocks), _scatter_rows(model, bs),
+            jnp.where(hol, _scatter_rows(model, rs), 0.0))
 
 
 def _project(model: Model, q: Array, v: Array, t: Array, tol, iterations: int):
@@ -316,10 +373,8 @@ def _step(solver: RegularizedEuler, model: Model, state: StepState) -> tuple[Ste
                          "with a formulation")
     q, v, t, h = state.q, state.v, state.t, jnp.asarray(solver.h, float)
     c, d = solver.rows(model)
-    hol = jnp.asarray(model.holonomic_rows)
     Minv = inverse_mass_matrix(model)
-    C, b, _ = constraint_terms(model, q, v, t)
-    r = jnp.where(hol, phi(model, q, t), 0.0)
+    C, b, r = _terms(model, q, t)
     v_free = v + h * (Minv @ generalized_forces(model, q, v, t))
     den = h + c * d
     A = C @ Minv @ C.T + jnp.diag(c / (den * h))  # step_matrix, sharing C
