@@ -55,8 +55,7 @@ REFERENCE_40 = {"5": (-0.5401900507, -0.8415430525), "10": (0.1805122267, 0.9835
 def per_evaluation(n: int, formulation, runs: int):
     m = jmbs.examples.n_four_bar(n)
     p = formulation.prepare(m, m.q0, 0.0)
-    f = jax.jit(lambda q, v: p.solve(jmbs.dynamics_terms(m, q, v, 0.0, with_phi=False,
-                                                          dense=formulation.dense))[0])
+    f = jax.jit(lambda q, v: p.solve(p.terms(m, q, v, 0.0, with_phi=False))[0])
     t = time.perf_counter()
     jax.block_until_ready(f(m.q0, m.v0))
     first = time.perf_counter() - t

@@ -72,7 +72,7 @@ def group_inputs(model: Model, group, q: Array, v: Array | None):
     return qs, _per_body(model, v, nvb, jnp.zeros(nvb))[idx]
 
 
-def _scatter_rows(model: Model, values: list[Array]) -> Array:
+def scatter_rows(model: Model, values: list[Array]) -> Array:
     """Stack per-group `(n, m, ...)` values and put their rows in element order."""
     if not values:  # a model without constraints (bodies held by force elements, or free)
         return jnp.zeros(0)
@@ -88,7 +88,7 @@ def phi(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, "
     for g in model.groups:
         qs, _ = group_inputs(model, g, q, None)
         vals.append(g.phi(qs, t) if g.holonomic else jnp.zeros((qs.shape[0], g.n_rows)))
-    return _scatter_rows(model, vals)
+    return scatter_rows(model, vals)
 
 
 @jitted
@@ -99,7 +99,7 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
     for g in model.groups:
         qs, vs = group_inputs(model, g, q, v)
         vals.append(g.velocity_residual(qs, vs, t))
-    return _scatter_rows(model, vals)
+    return scatter_rows(model, vals)
 
 
 @jitted
@@ -177,7 +177,7 @@ def constraint_matrix(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> 
 def velocity_rhs(model: Model, q: Float[Array, " nq"], t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`b(q, t) = [Phi_t; 0]`, so that the velocity constraints read `C v + b = 0`."""
     t = jnp.asarray(t, dtype=float)
-    return _scatter_rows(model, [g.velocity_bias(group_inputs(model, g, q, None)[0], t)
+    return scatter_rows(model, [g.velocity_bias(group_inputs(model, g, q, None)[0], t)
                                  for g in model.groups])
 
 
@@ -186,7 +186,7 @@ def gamma(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"]:
     """`Gamma = -d/dt (C v + b)` along `q_dot = N v` with `v` held fixed (exact, by JVP);
     the acceleration constraints read `C v_dot = Gamma`."""
     t = jnp.asarray(t, dtype=float)
-    return _scatter_rows(model, [_group_gamma(g, *group_inputs(model, g, q, v), t)
+    return scatter_rows(model, [_group_gamma(g, *group_inputs(model, g, q, v), t)
                                  for g in model.groups])
 
 
@@ -205,7 +205,7 @@ def _terms(model: Model, q, v, t) -> tuple[list, Array, Array]:
         blocks.append(group_blocks(g, qs, t))
         bs.append(g.velocity_bias(qs, t))
         gs.append(_group_gamma(g, qs, vs, t))
-    return blocks, _scatter_rows(model, bs), _scatter_rows(model, gs)
+    return blocks, scatter_rows(model, bs), scatter_rows(model, gs)
 
 
 @jitted

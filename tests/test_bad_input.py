@@ -1059,3 +1059,76 @@ def test_command_input_errors(cli_files, capsys, monkeypatch, args, expected):
     assert code == 3, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(expected, lines[0]), err
+
+
+# ----------------------------------------------------------------------------------
+# The fixed-step stepper (jmbs.RegularizedEuler, jmbs.step)
+# ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make, match", [
+    pytest.param(lambda: jmbs.RegularizedEuler(0.0), r"the step h must be positive", id="zero-step"),
+    pytest.param(lambda: jmbs.RegularizedEuler(-1e-3), r"the step h must be positive", id="negative-step"),
+    pytest.param(lambda: jmbs.RegularizedEuler(NAN), r"the step h must be positive and finite",
+                 id="nan-step"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, compliance=-1e-6),
+                 r"compliance must be non-negative \(0 is a rigid row\)", id="negative-compliance"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, compliance={"rod": -1.0}),
+                 r"compliance\['rod'\] must be non-negative", id="negative-element-compliance"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, damping={"rod": NAN}),
+                 r"damping\['rod'\] contains NaN", id="nan-damping"),
+    pytest.param(lambda: jmbs.RegularizedEuler(1e-3, rank=-1), r"rank must be a non-negative",
+                 id="negative-rank"),
+])
+def test_stepper_settings_are_checked(make, match):
+    with named_error(ValueError, match):
+        make()
+
+
+@pytest.mark.parametrize("solver, kwargs, match", [
+    pytest.param(jmbs.RegularizedEuler(1e-3, compliance={"rdo": 1e-6}), {},
+                 r"RegularizedEuler\(compliance=...\): unknown element 'rdo'", id="unknown-element"),
+    pytest.param(jmbs.RegularizedEuler(1e-3, compliance={"rod.Fz": 1e-6}), {},
+                 r"element 'rod' has no component 'Fz'; its components are F", id="unknown-component"),
+    pytest.param(jmbs.RegularizedEuler(1e-3, compliance=np.ones(4)), {},
+                 r"compliance must be a number, an array of shape \(1,\)", id="compliance-shape"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"stabilization": None},
+                 r"stabilization do not apply to the fixed-step solver", id="stabilization-given"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"formulation": jmbs.Pseudoinverse(), "dt0": 1e-3},
+                 r"dt0, formulation do not apply", id="formulation-given"),
+    pytest.param(jmbs.RegularizedEuler(3e-3), {}, r"not a whole number of steps h = 0.003",
+                 id="t1-off-grid"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"saveat": [0.0, 0.0055]},
+                 r"save time 0.0055 is not a step time", id="saveat-off-grid"),
+    pytest.param(jmbs.RegularizedEuler(1e-3), {"max_steps": 5}, r"10 steps .* exceed max_steps = 5",
+                 id="too-many-steps"),
+])
+def test_fixed_step_simulate_rejects(pendulum, solver, kwargs, match):
+    with named_error(ValueError, match):
+        jmbs.simulate(pendulum, 0.01, solver=solver, reactions=False, **kwargs)
+
+
+def test_step_needs_a_step_size(pendulum):
+    with named_error(ValueError, r"jmbs.step: give the step h"):
+        jmbs.step(pendulum, jmbs.StepState.initial(pendulum))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    pytest.param({"radius": 0.0}, r"wheel 'W': radius must be positive, got 0", id="zero-radius"),
+    pytest.param({"radius": -0.2}, r"wheel 'W': radius must be positive", id="negative-radius"),
+    pytest.param({"axis": (0, 0, 0)}, r"wheel 'W': axis must be a non-zero", id="zero-axle"),
+    pytest.param({"plane_normal": (0, 0, 0)}, r"wheel 'W': plane_normal must be a non-zero",
+                 id="zero-plane-normal"),
+])
+def test_wheel_geometry_is_checked(kwargs, match):
+    b = jmbs.ModelBuilder(dim=3)
+    disc = b.add_body("disc", mass=1.0, inertia=(0.01, 0.02, 0.01), position=(0.0, 0.0, 0.2))
+    with named_error(ValueError, match):
+        b.add_wheel("W", disc, **({"radius": 0.2, "axis": (0, 1, 0)} | kwargs))
+
+
+def test_wheel_is_spatial_only():
+    b = jmbs.ModelBuilder(dim=2)
+    disc = b.add_body("disc", mass=1.0, inertia=0.01, position=(0.0, 0.2))
+    with named_error(ValueError, r"wheel 'W': wheel joints exist only in spatial"):
+        b.add_joint("wheel", "W", b.ground, disc, radius=0.2, axis=(0, 1))

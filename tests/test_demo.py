@@ -19,6 +19,7 @@ N_CHECKS = {
     "Spatial parallelogram with a triple pendulum": 18,
     "Redundant manipulator: Tables 8 and 10": 32,
     "Parallelogram and Bricard mechanism: one redundancy shared by a loop": 11,
+    "Bricard mechanism with paper 002's fixed-step stepper": 9,
     "Driven slider-crank: kinematics against the closed form": 4,
     "Andrews' squeezing mechanism: the test set's reference solution": 3,
 }

@@ -219,6 +219,17 @@ class ModelBuilder(ForceElements):
         return self.add_joint("knife_edge", name, self.ground, body, point=point,
                               direction=direction)
 
+    def add_wheel(self, name: str, body, radius, axis, plane_point=(0.0, 0.0, 0.0),
+                  plane_normal=(0.0, 0.0, 1.0)) -> str:
+        """Thin wheel (disc) of `radius` rolling without slipping on a plane (3-D): `body`'s
+        centre of mass is the disc's centre, `axis` its axle in the reference
+        configuration; the plane through `plane_point` with normal `plane_normal` is
+        fixed to the ground. Components `Fn` (holonomic: the rim touches the plane),
+        `Ft`, `Fs` (Pfaffian: no slip along the rolling direction `axis x normal` and
+        sideways), forces at the contact point."""
+        return self.add_joint("wheel", name, self.ground, body, radius=radius, axis=axis,
+                              plane_point=plane_point, plane_normal=plane_normal)
+
     def add_spherical(self, name: str, body_i, body_j, point) -> str:
         """Spherical (ball) joint. Components `Fx, Fy, Fz` (global axes in the reference)."""
         return self.add_joint("spherical", name, body_i, body_j, point=point)

@@ -34,6 +34,7 @@ from .spatial import (
     SpatialUniversal,
     SpatialWeld,
 )
+from .wheel import Wheel
 
 # "joint": geometry given in global coordinates, checked and stored by `ModelBuilder.add_joint`;
 # "driver": `add_driver`; "constraint": `add_constraint`. Force elements (springs, dampers)
@@ -127,6 +128,13 @@ ELEMENT_TYPES: Mapping[str, ElementType] = MappingProxyType({t.kind: t for t in 
         (Geometry("point", "point", "j", description="m, the contact point", unit="m"),
          Geometry("direction", "direction", "j",
                   description="the rolling direction (no velocity across it)")),
+        bodies=1),
+    ElementType(
+        "wheel", "joint", "wheel", "8", {3: Wheel},
+        (Geometry("radius", "length", description="m, the wheel's radius", unit="m"),
+         Geometry("axis", "axis", "j", description="the axle through the wheel's centre of mass"),
+         Geometry("plane_point", "point", "i", description="m, a point of the ground plane", unit="m"),
+         Geometry("plane_normal", "axis", "i", description="the ground plane's normal")),
         bodies=1),
     ElementType("spherical", "joint", "spherical", "o", {3: SpatialSpherical}, (_POINT,)),
     ElementType(

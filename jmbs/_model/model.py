@@ -150,8 +150,10 @@ class Model(eqx.Module):
     def holonomic_rows(self) -> np.ndarray:
         """Boolean mask `(nc,)` of the rows that come from holonomic elements."""
         mask = np.zeros(self.nc, bool)
-        for holonomic, (a, b) in zip(self._holonomic(), self.element_rows):
-            mask[a:b] = holonomic
+        by_name = {s.name: s for s in self.element_specs}
+        for spec, holonomic, (a, b) in zip(self.element_specs, self._holonomic(), self.element_rows):
+            # An element with rows of both kinds (a wheel) lists them.
+            mask[a:b] = getattr(group_class(self.dim, spec, by_name), "row_holonomic", holonomic)
         return mask
 
     def element(self, name: str) -> ElementInfo:

@@ -21,13 +21,19 @@ from .._solvability.registry import default_uniqueness, resolve_method
 from .._solvability.report import decisions_at
 from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
+from .._stepper.regularized_euler import RegularizedEuler
+from .fixed_step import simulate_fixed_step
 from .integrate import integrate, solution
 from .solution import Solution, failures
 
+# The default stabilization, told apart from one given (a fixed-step solver refuses that).
+_PROJECTION = Projection()
+
 
 def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prepared | None = None,
-             stabilization: AbstractStabilization | None = Projection(),
-             solver: diffrax.AbstractSolver | None = None, t0: float = 0.0, dt0: float | None = None,
+             stabilization: AbstractStabilization | None = _PROJECTION,
+             solver: "diffrax.AbstractSolver | RegularizedEuler | None" = None, t0: float = 0.0,
+             dt0: float | None = None,
              saveat=None, stepsize_controller: diffrax.AbstractStepSizeController | None = None,
              adjoint: diffrax.AbstractAdjoint | None = None, max_steps: int | None = 100_000,
              throw: bool = True, q0=None, v0=None, initial_tol: float = 1e-6,
@@ -51,7 +57,12 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     - `stabilization`: `jmbs.Projection()` (default), `jmbs.Baumgarte(alpha,
       beta)`, any `jmbs.AbstractStabilization`, or `None`.
     - `solver`: any diffrax ODE solver (default `diffrax.Tsit5()`); implicit
-      solvers (e.g. `diffrax.Kvaerno5()`) suit stiff `Penalty` models.
+      solvers (e.g. `diffrax.Kvaerno5()`) suit stiff `Penalty` models. Or
+      `jmbs.RegularizedEuler(h, ...)`, paper 002's fixed-step stepper: then
+      `formulation`, `stabilization`, `dt0`, `stepsize_controller`, `adjoint` and
+      `backward` do not apply (a `ValueError` names them if given), the saved
+      times are steps (every step by default; `saveat` times on the grid
+      `t0 + k h`), and the reactions are the steps' multipliers.
     - `dt0`: initial (or constant) step; `None` lets an adaptive controller pick it.
     - `saveat`: times to save at (array), a `diffrax.SaveAt`, or `None` for
       101 equally spaced times. With `Projection`, saved states are projected
@@ -100,6 +111,16 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
       run fails, for concrete and traced input alike (a traced initial state
       too far off the constraints fails this way, `RESULTS.initial_state_off`).
     """
+    if isinstance(solver, RegularizedEuler):
+        given = {k for k, x in (("formulation", formulation), ("dt0", dt0), ("adjoint", adjoint),
+                                ("stepsize_controller", stepsize_controller), ("backward", backward),
+                                ("stabilization", stabilization is not _PROJECTION))
+                 if x is not None and x is not False}
+        return simulate_fixed_step(model, t1, solver, t0=t0, saveat=saveat, q0=q0, v0=v0,
+                                   throw=throw, initial_tol=initial_tol, reactions=reactions,
+                                   uniqueness=uniqueness, max_steps=max_steps,
+                                   **{k: True for k in given})
+
     # Set-up: defaults and options.
     formulation = default_formulation(model) if formulation is None else formulation
     stabilization = Unstabilized() if stabilization is None else stabilization

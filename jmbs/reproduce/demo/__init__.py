@@ -3,13 +3,22 @@ report (`run_demo`). One module per section; `report` holds what they share."""
 
 from pathlib import Path
 
-from . import andrews, gripper, loops, manipulator, mobile_robot, slider_crank, spatial_parallelogram
+from . import (
+    andrews,
+    gripper,
+    loops,
+    manipulator,
+    mobile_robot,
+    slider_crank,
+    spatial_parallelogram,
+    stepper,
+)
 from . import report as report
 from .report import Check as Check
 
 # In report order.
 SECTIONS = tuple(m.section for m in (mobile_robot, gripper, spatial_parallelogram, manipulator,
-                                     loops, slider_crank, andrews))
+                                     loops, stepper, slider_crank, andrews))
 
 
 def run_demo(out: Path, *, short: bool = False, progress: bool = True) -> Path:

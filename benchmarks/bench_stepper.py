@@ -1,0 +1,247 @@
+"""Fixed-step batched throughput: jmbs's `RegularizedEuler` (vmapped `jmbs.step`) against
+MuJoCo (`mujoco.rollout`, threads), side by side.
+
+    .venv/bin/python benchmarks/bench_stepper.py [--batches 1,64,4096] [--steps 100]
+                                                 [--models bricard,a02] [--reps 3]
+                                                 [--json PATH]
+
+Models, the same step h = 1e-2 s in both codes:
+
+- **Bricard** (IFToMM A04, `jmbs.examples.bricard()`): in MuJoCo a chain of five
+  hinged box rods (1 m, 1 kg, 0.1 m square section) from the ground, closed at J6 by two
+  `connect` equalities on its axis (MuJoCo has no hinge equality): 6 closure rows for
+  the jmbs J6's 5; jmbs: six revolutes, 30 rows, one redundant.
+- **A02 chain** (N = 40, `jmbs.examples.n_four_bar(40)`): 41 cranks and 40 couplers,
+  1 m and 1 kg each; in MuJoCo each coupler hangs from its crank by a hinge and is
+  closed on the next crank by a `connect` (its z row is redundant in the plane); jmbs:
+  planar, 243 velocities, 242 rows.
+
+Instances vary a parameter: jmbs the constraints' compliance (every row compliant,
+log-uniform in [1e-7, 1e-5]: an array leaf of `RegularizedEuler`, so one program serves
+the batch), MuJoCo the equalities' `solref` time constant (uniform in [0.02, 0.05] s, one
+`MjModel` per instance). Steps per second = instances x steps / wall time of the run
+(median of `--reps` after a warm-up; jmbs's compile time is excluded and reported).
+The violation is `max |Phi|` (jmbs) and `max |efc_pos|` of the equality rows (MuJoCo)
+at the end of the run. Reactions on the redundant joints: the Bricard's closure after
+1 s with two softness settings in each code; jmbs says which reactions are unique.
+
+On a machine with a GPU, JAX runs the jmbs side there (`jax.devices()` is printed);
+MuJoCo stays on the CPU threads (MJX is not installed beside the project's JAX).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jmbs
+
+H = 1e-2
+THREADS = os.cpu_count() or 1
+
+
+def mjcf_bricard() -> str:
+    """The Bricard as MJCF: bodies at the origin (local = global in the reference)."""
+    pts = [(0, 0, 0), (1, 0, 0), (1, -1, 0), (1, -1, 1), (0, -1, 1), (0, 0, 1)]
+    axes = [(0, 1, 0), (0, 0, 1), (1, 0, 0), (0, 1, 0), (0, 0, 1)]
+    body = ""
+    for k in reversed(range(5)):
+        p, q, a = pts[k], pts[k + 1], axes[k]
+        body = (f'<body name="rod{k + 1}"><joint name="J{k + 1}" pos="{_v(p)}" axis="{_v(a)}"/>'
+                f'<geom fromto="{_v(p)} {_v(q)}" size="0.05" mass="1"/>{body}</body>')
+    return f"""<mujoco model="bricard">
+  <option timestep="{H}" gravity="0 -9.81 0"/>
+  <default><geom type="box" contype="0" conaffinity="0"/><joint type="hinge"/></default>
+  <worldbody>{body}</worldbody>
+  <equality>
+    <connect name="J6a" body1="rod5" body2="world" anchor="0 0 1"/>
+    <connect name="J6b" body1="rod5" body2="world" anchor="0.5 0 1"/>
+  </equality>
+</mujoco>"""
+
+
+def mjcf_chain(n: int) -> str:
+    """IFToMM A02 as MJCF: slender 1 m, 1 kg rods (inertia 1/12 about z)."""
+    bodies, eqs = [], []
+    rod = "0.0833333333"  # m L^2 / 12
+    for k in range(n + 1):
+        coupler = ""
+        if k < n:
+            coupler = (f'<body name="coupler{k}"><joint name="B{k}L" pos="{k} 1 0"/>'
+                       f'<inertial pos="{k + 0.5} 1 0" mass="1" diaginertia="1e-6 {rod} {rod}"/>'
+                       "</body>")
+            eqs.append(f'<connect name="B{k}R" body1="coupler{k}" body2="crank{k + 1}" '
+                       f'anchor="{k + 1} 1 0"/>')
+        bodies.append(f'<body name="crank{k}"><joint name="O{k}" pos="{k} 0 0"/>'
+                      f'<inertial pos="{k} 0.5 0" mass="1" diaginertia="{rod} 1e-6 {rod}"/>'
+                      f"{coupler}</body>")
+    return f"""<mujoco model="a02">
+  <option timestep="{H}" gravity="0 -9.81 0"/>
+  <default><joint type="hinge" axis="0 0 1"/></default>
+  <worldbody>{''.join(bodies)}</worldbody>
+  <equality>{''.join(eqs)}</equality>
+</mujoco>"""
+
+
+def _v(x) -> str:
+    return " ".join(f"{float(c):g}" for c in x)
+
+
+def mujoco_setup(name: str):
+    """`(MjModel, initial qvel)` of a model: at rest (Bricard), or A02's initial motion
+    (every crank at -1 rad/s, couplers translating: +1 rad/s relative to their crank)."""
+    import mujoco
+
+    if name == "bricard":
+        return mujoco.MjModel.from_xml_string(mjcf_bricard()), None
+    mj = mujoco.MjModel.from_xml_string(mjcf_chain(40))
+    qvel = np.array([-1.0 if mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j).startswith("O")
+                     else 1.0 for j in range(mj.njnt)])
+    return mj, qvel
+
+
+def jmbs_model(name: str):
+    return jmbs.examples.bricard() if name == "bricard" else jmbs.examples.n_four_bar(40)
+
+
+def bench_jmbs(model, batch: int, steps: int, reps: int, chunk: int, seed: int = 0) -> dict:
+    """Steps per second of `batch` vmapped instances, each with its own compliance; in
+    chunks of `chunk` instances (`jax.lax.map(..., batch_size=chunk)`: on the CPU a
+    vmapped step over thousands of instances runs slower per instance than over tens,
+    its intermediate arrays leaving the caches)."""
+    rng = np.random.default_rng(seed)
+    cs = jnp.asarray(10.0 ** rng.uniform(-7, -5, batch))
+    s0 = jmbs.StepState.initial(model)
+
+    def one(c):
+        solver = jmbs.RegularizedEuler(H, compliance=c)
+
+        def body(s, _):
+            return jmbs.step(model, s, solver=solver), None
+
+        s = jax.lax.scan(body, s0, None, length=steps)[0]
+        return jnp.max(jnp.abs(jmbs.phi(model, s.q, s.t)))
+
+    run = jax.jit(lambda c: jax.lax.map(one, c, batch_size=min(chunk, batch)))
+    start = time.perf_counter()
+    viol = run(cs).block_until_ready()
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run(cs).block_until_ready()
+        times.append(time.perf_counter() - start)
+    t = statistics.median(times)
+    return {"steps_per_s": batch * steps / t, "seconds": t, "compile_s": first - t,
+            "max_violation": float(np.max(np.asarray(viol)))}
+
+
+def bench_mujoco(name: str, batch: int, steps: int, reps: int, seed: int = 0) -> dict:
+    import mujoco
+    from mujoco import rollout
+
+    mj, qvel = mujoco_setup(name)
+    rng = np.random.default_rng(seed)
+    models = []
+    for tc in rng.uniform(0.02, 0.05, batch):
+        m = mujoco.MjModel.from_xml_string(mjcf_bricard() if name == "bricard" else mjcf_chain(40))
+        m.eq_solref[:] = (tc, 1.0)
+        models.append(m)
+    data = mujoco.MjData(mj)
+    if qvel is not None:
+        data.qvel[:] = qvel
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty(mujoco.mj_stateSize(mj, spec))
+    mujoco.mj_getState(mj, data, state, spec)
+    init = np.tile(state, (batch, 1))
+    datas = [mujoco.MjData(mj) for _ in range(THREADS)]
+    out = rollout.rollout(models, datas, init, nstep=steps)[0]  # warm-up
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        out = rollout.rollout(models, datas, init, nstep=steps, persistent_pool=True)[0]
+        times.append(time.perf_counter() - start)
+    t = statistics.median(times)
+    return {"steps_per_s": batch * steps / t, "seconds": t,
+            "max_violation": _mujoco_violation(models, out[:, -1], spec)}
+
+
+def _mujoco_violation(models, states, spec) -> float:
+    import mujoco
+
+    worst = 0.0
+    for m, s in list(zip(models, states))[:16]:
+        d = mujoco.MjData(m)
+        mujoco.mj_setState(m, d, s, spec)
+        mujoco.mj_forward(m, d)
+        eq = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        worst = max(worst, float(np.max(np.abs(d.efc_pos[:d.nefc][eq]), initial=0.0)))
+    return worst
+
+
+def bricard_reactions() -> dict:
+    """The Bricard's closure after 1 s, with two softness settings in each code: jmbs
+    J6's reaction force (and whether it is unique), MuJoCo's J6 connect forces."""
+    import mujoco
+
+    model = jmbs.examples.bricard()
+    out = {"jmbs": {}, "mujoco": {}}
+    for label, solver in (("compliance 1e-7", jmbs.RegularizedEuler(H, compliance=1e-7)),
+                          ("compliance 1e-6", jmbs.RegularizedEuler(H, compliance=1e-6)),
+                          ("rigid + projection", jmbs.RegularizedEuler(H, projection=True))):
+        sol = jmbs.simulate(model, 1.0, solver=solver, saveat=[0.0, 1.0])
+        out["jmbs"][label] = {"J6_force": np.asarray(sol.reactions.force("J6")[-1]).round(4).tolist(),
+                              "unique": bool(sol.reactions.is_unique("J6")[-1])}
+    for tc in (0.02, 0.05):
+        mj, _ = mujoco_setup("bricard")
+        mj.eq_solref[:] = (tc, 1.0)
+        d = mujoco.MjData(mj)
+        for _ in range(int(round(1.0 / H))):
+            mujoco.mj_step(mj, d)
+        eq = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        f = d.efc_force[:d.nefc][eq].reshape(2, 3)  # two connects, constraint frame = world
+        out["mujoco"][f"solref {tc:g}"] = {"J6a_force": f[0].round(4).tolist(),
+                                          "J6b_force": f[1].round(4).tolist(),
+                                          "J6_sum": f.sum(axis=0).round(4).tolist()}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batches", default="1,64,4096")
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--models", default="bricard,a02")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--chunk", type=int, default=64, help="jmbs instances vmapped at once")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    print(f"devices: {jax.devices()}; MuJoCo threads: {THREADS}; h = {H}; jmbs chunk {args.chunk}")
+    results = {"devices": str(jax.devices()), "threads": THREADS, "h": H, "runs": []}
+    for name in args.models.split(","):
+        model = jmbs_model(name)
+        for batch in map(int, args.batches.split(",")):
+            steps = args.steps
+            jm = bench_jmbs(model, batch, steps, args.reps, args.chunk)
+            mu = bench_mujoco(name, batch, steps, args.reps)
+            row = {"model": name, "batch": batch, "steps": steps, "jmbs": jm, "mujoco": mu,
+                   "ratio": jm["steps_per_s"] / mu["steps_per_s"]}
+            results["runs"].append(row)
+            print(f"{name:8s} batch {batch:5d}: jmbs {jm['steps_per_s']:10.4g} steps/s "
+                  f"(compile {jm['compile_s']:.1f} s, max|Phi| {jm['max_violation']:.1e}); MuJoCo "
+                  f"{mu['steps_per_s']:10.4g} steps/s (max|efc_pos| {mu['max_violation']:.1e}); "
+                  f"jmbs/MuJoCo {row['ratio']:.3g}", flush=True)
+    if "bricard" in args.models:
+        results["reactions"] = bricard_reactions()
+        print(json.dumps(results["reactions"], indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
