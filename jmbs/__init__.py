@@ -10,6 +10,10 @@ from importlib import metadata as _metadata
 from . import _config as _config
 from . import examples as examples
 from . import rotations as rotations
+from ._advise.catalog import Substitution as Substitution
+from ._advise.release import Release as Release
+from ._advise.search import Advice as Advice
+from ._advise.search import advise as advise
 from ._assembly import constraint_matrix as constraint_matrix
 from ._assembly import constraint_terms as constraint_terms
 from ._assembly import gamma as gamma
