@@ -33,13 +33,16 @@ from .release import Release, _joint_spec
 
 # The configurations at which a release must keep the rank: (samples, step) pairs, the
 # step a fraction of the bodies' characteristic lengths (radians in rotation).
-SAMPLES = ((3, 0.05), (3, 0.3))
+SAMPLES = ((5, 0.15),)
 # The search stops after this many rank checks (the number of combinations grows fast
 # with p); the releases found by then are ranked.
 MAX_CHECKS = 4000
 # A proposal passes when the original's unique reactions and the new model's differ by
 # less than this, relative to the largest reaction.
 REACTION_RTOL = 1e-8
+# The null-space criterion of uniqueness on the equilibrated C (entries at most 1, an
+# orthonormal null-space basis) when no method is named.
+UNIQUE_TOL = 1e-8
 
 
 class Advice(list):
@@ -174,7 +177,8 @@ def _cost(chosen: list[tuple[str, Option]], points: dict) -> tuple[float, dict]:
                          for n, _ in chosen]))
     terms = {"joints": 10.0 * len(chosen), "moments": float(moments + drivers),
              "forces": 2.0 * (len(released) - moments - drivers),
-             "removed": 3.0 * sum(o.substitution.kind == "removed" for _, o in chosen),
+             "removed": sum((3.0 if len(o.released) == 1 else 12.0) for _, o in chosen
+                            if o.substitution.kind == "removed"),
              "symmetry": round(sym, 6), "variant": sum(o.preference for _, o in chosen)}
     return float(sum(terms.values())), terms
 
@@ -206,6 +210,23 @@ def _search(rows: _Rows, cands: dict[str, list[Option]], r: int, p: int, limit: 
 
     go(0, p, [])
     return found
+
+
+def _decisions_at(model: Model, rows: "_Rows", q, t, method) -> tuple[int, dict]:
+    """`(rank, {element: unique})` at `q`: by `method` through `jmbs.solvability` when one
+    is named, else from the equilibrated `C` already computed (the null-space criterion
+    `C_X^T N_X = 0` on the scaled matrix, whose left null space is the scaled one's)."""
+    if method is not None:
+        rep = solvability(model, q, t, method=method)
+        return rep.rank, {name: rep.is_unique(name) for name in model.element_names}
+    C = np.concatenate([rows.base[k][0] for k in model.element_names], axis=0)
+    norm = np.abs(C).max(axis=1, keepdims=True)
+    C = C / np.where(norm > 0, norm, 1.0)
+    r = numerical_rank(C)
+    N = np.linalg.svd(C)[0][:, r:]
+    unique = {name: bool(np.abs(C[model.rows(name)].T @ N[model.rows(name)]).max(initial=0.0)
+                         < UNIQUE_TOL) for name in model.element_names}
+    return r, unique
 
 
 def _samples(model: Model, q: np.ndarray, t: float) -> np.ndarray:
@@ -280,8 +301,9 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
     - `q`: the configuration (default `model.q0`); if it is singular the releases are
       decided at the mechanism's generic rank (`Advice.generic`, and said in
       `Advice.message`).
-    - `method`: the solvability method of the rank decision at `q` (as in
-      `jmbs.solvability`).
+    - `method`: the solvability method of the decisions at `q` (as in
+      `jmbs.solvability`); default: the null-space criterion on the equilibrated
+      `C` that the advisor already computed.
     - `n`: how many releases at most.
     - `t`: time (drivers).
 
@@ -292,13 +314,15 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
     """
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"jmbs.advise: n must be a positive integer (how many releases), got {n!r}")
-    rep = solvability(model, q, t, method=method)
-    q, t = np.asarray(rep.q, dtype=float), as_time(t)
-    qs = _samples(model, as_configuration(model, q), t)
-    rows = _Rows(model, qs, t)
-    r = max(rep.rank, _rank_max([rows.base[k] for k in model.element_names]))
-    p, generic = model.nc - r, rep.rank < r
-    at = (f"q is a singular configuration (rank {rep.rank} there, generic rank {r}): the "
+    q = as_configuration(model, model.q0 if q is None else q)
+    if q.ndim != 1 or model.nc == 0:
+        raise ValueError("jmbs.advise takes one configuration (nq,) of a model with constraints")
+    t = as_time(t)
+    rows = _Rows(model, _samples(model, q, t), t)
+    rank_q, unique = _decisions_at(model, rows, q, t, method)
+    r = max(rank_q, _rank_max([rows.base[k] for k in model.element_names]))
+    p, generic = model.nc - r, rank_q < r
+    at = (f"q is a singular configuration (rank {rank_q} there, generic rank {r}): the "
           "releases were decided at the generic rank. " if generic else "")
     if p == 0:
         return Advice([], at + f"p = 0: the mechanism is statically determinate (rank {r} = "
@@ -312,7 +336,6 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
         cands[name] = sorted(opts, key=lambda o: (-len(o.released), _cost([(name, o)], points)[0]))
     found = _search(rows, cands, r, p, max(4 * n, 24))
     ranked = sorted(found, key=lambda ch: _cost(ch, points)[0])
-    unique = {name: rep.is_unique(name) for name in model.element_names}
     ref = _reference(model, jnp.asarray(q), t)
     out = []
     for chosen in ranked:
@@ -327,7 +350,7 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
         if len(out) == n:
             break
     said = (f"p = {p}: {len(out)} release(s) of exactly {p} component(s), each keeping the rank "
-            f"{r} at {len(qs)} configurations along the motion and checked on the applied model.")
+            f"{r} at {len(rows.qs)} configurations along the motion and checked on the applied model.")
     if not out:
         said = (f"p = {p}: no catalogued substitution releases exactly {p} components without "
                 "changing the motion; release components of a user constraint by hand.")
