@@ -40,9 +40,11 @@ class Substitution:
     def sentence(self, released: tuple[str, ...]) -> str:
         """What to do, as a designer reads it."""
         what = ", ".join(f"{self.element}.{c}" for c in released)
+        if self.kind == "removed" and self.old_kind == "knife_edge":
+            return (f"replace {self.element} (knife edge) by a caster (no lateral constraint): "
+                    f"releases {what}")
         if self.kind == "removed":
-            how = "a caster (no lateral constraint)" if self.old_kind == "knife_edge" else "nothing"
-            return f"replace {self.element} ({self.old_kind}) by {how}: releases {what}"
+            return f"remove {self.element} ({self.old_kind}): releases {what}"
         if self.kind == "actuator":
             return (f"make driver {self.element} a force actuator on its joint (its force is the "
                     f"parameter '{self.element}.force'): releases {what}")

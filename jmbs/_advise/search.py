@@ -14,6 +14,7 @@ each proposal, before it is returned, on the model `apply` builds.
 
 
 import dataclasses
+import functools
 
 import equinox as eqx
 import jax
@@ -75,9 +76,21 @@ def _terms(model: Model, qs, v, t):
 
 @eqx.filter_jit
 def _state(model: Model, q, t):
-    """`(C, b, M, F at rest)` at `q`."""
-    return (constraint_matrix(model, q, t), velocity_rhs(model, q, t), mass_matrix(model),
-            generalized_forces(model, q, jnp.zeros(model.nv), t))
+    """`(C, b, M)` at `q`."""
+    return constraint_matrix(model, q, t), velocity_rhs(model, q, t), mass_matrix(model)
+
+
+@eqx.filter_jit
+def _loads(model: Model, q, v, t):
+    """`(F, Gamma)` at `(q, v)`."""
+    return generalized_forces(model, q, v, t), gamma(model, q, v, t)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _poses(dim, body_specs, element_specs, values):
+    """The bodies' reference poses (ground last) from which elements derive their geometry."""
+    ctx = reference_context(dim, body_specs, element_specs, values)[2]
+    return ctx.r0, ctx.R0
 
 
 @eqx.filter_jit
@@ -100,8 +113,9 @@ class _Rows:
         C = np.asarray(_matrices(model, jnp.asarray(qs), t)) * unit
         self.base = {name: C[:, slice(*model.element_rows[k])] for k, name in enumerate(model.element_names)}
         values = model.params()
-        _, _, ctx = reference_context(model.dim, model.body_specs, model.element_specs, values)
-        self.ctx, self.values, self.cache = ctx, values, {}
+        r0, R0 = _poses(model.dim, model.body_specs, model.element_specs, values)
+        self.ctx = DeriveContext(values, r0, R0, {s.name: s for s in model.element_specs})
+        self.values, self.cache = values, {}
 
     def of(self, name: str, opt: Option | None) -> np.ndarray:
         if opt is None:
@@ -240,10 +254,9 @@ def _reference(model: Model, q, t) -> dict:
     """The original's state for the reaction check: at `q`, at rest but for the drivers'
     velocities (least squares), `C`, `M`, `F`, `Gamma` and the minimum-norm multipliers;
     every unique reaction is the same for any solution of the equations."""
-    C, b, M, F0 = (np.asarray(x) for x in _state(model, q, t))
+    C, b, M = (np.asarray(x) for x in _state(model, q, t))
     v = np.linalg.lstsq(C, -b, rcond=None)[0]
-    F = np.asarray(generalized_forces(model, q, jnp.asarray(v), t)) if np.any(v) else F0
-    g = np.asarray(gamma(model, q, jnp.asarray(v), t))
+    F, g = (np.asarray(x) for x in _loads(model, q, jnp.asarray(v), t))
     return {"v": v, "M": M, "F": F, "C": C, "lam": _multipliers(M, F, C, g)}
 
 
@@ -258,7 +271,7 @@ def _verify(model: Model, release: Release, rows: _Rows, r: int, unique: dict, r
     new = release.apply(model)
     C, g, residual = _terms(new, jnp.asarray(rows.qs), jnp.asarray(ref["v"]), rows.t)
     C = np.asarray(C)
-    Cu = C * np.asarray(velocity_units(new))
+    Cu = C * rows.unit  # the same bodies: the original's units
     norm = np.abs(Cu).max(axis=2, keepdims=True)
     ranks = [numerical_rank(X) for X in Cu / np.where(norm > 0, norm, 1.0)]
     closed = float(np.abs(np.asarray(residual)).max(initial=0.0))
