@@ -38,7 +38,7 @@ def check_claims(model, release, p):
 
 
 def check_release(model, release, p):
-    """The claims, and the simulated comparison."""
+    """The claims, and the simulated comparison; returns the applied model."""
     new = check_claims(model, release, p)
     a, b = run(model), run(new)
     scale = max(float(np.abs(np.asarray(a.q)).max()), 1.0)
@@ -52,6 +52,7 @@ def check_release(model, release, p):
             big = max(np.abs(f0).max(), np.abs(m0).max(), 1.0)
             np.testing.assert_allclose(f1, f0, atol=1e-7 * big)
             np.testing.assert_allclose(m1, m0, atol=1e-7 * big)
+    return new
 
 
 def test_parallelogram_with_a_third_crank():
@@ -102,3 +103,23 @@ def test_singular_configuration_is_decided_at_the_generic_rank():
 def test_bad_n():
     with pytest.raises(ValueError, match="n must be a positive integer"):
         jmbs.advise(jmbs.load("four_bar"), n=0)
+
+
+def test_overactuated_pendulum_driver_becomes_a_force_actuator():
+    """Two drivers prescribe the same angle (p = 1): one is made a force actuator on the
+    same joint, whose force (the parameter 'D1.force', 0 by default) leaves the other
+    driver the whole torque; the joint's unique reaction is unchanged."""
+    b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_body("rod", mass=1.0, inertia=0.1, position=(0.5, 0.0), velocity=(0.0, 0.25),
+               angular_velocity=0.5)
+    b.add_revolute("O", b.ground, "rod", point=(0.0, 0.0))
+    b.add_driver("D1", "O", "0.5 * t")
+    b.add_driver("D2", "O", "0.5 * t")
+    model = b.build()
+    best = jmbs.advise(model, n=1)[0]
+    assert best.components in (("D1.M",), ("D2.M",))
+    (name,) = best.substitutions
+    assert best.substitutions[name].kind == "actuator" and "force actuator" in best.sentences()[0]
+    new = check_release(model, best, 1)
+    assert name in new.force_names and name not in new.element_names
+    assert float(new.params()[f"{name}.force"]) == 0.0

@@ -22,8 +22,9 @@ class Release:
     redundancy `p` of them, `"element.component"`), by the element substitutions in
     `substitutions` (element name -> `Substitution`: the new kind and its geometry).
 
-    - `cost`: the ranking (lower is better), the sum of `cost_terms`: 10 per element
-      touched, 1 per released moment or driver, 2 per released force, 3 more for a
+    - `cost`: the ranking (lower is better), the sum of `cost_terms`: 10 per joint
+      touched, 5 per driver made a force actuator (a change of control, not of
+      hardware), 1 per released moment or driver, 2 per released force, 3 more for a
       one-row element removed whole (a knife edge made a caster), 12 more for a larger
       one (a change of topology), and `symmetry` (0 to 1): the mean distance of the touched
       elements from the centre of the mechanism's joints over the mechanism's size,

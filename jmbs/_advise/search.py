@@ -189,7 +189,9 @@ def _cost(chosen: list[tuple[str, Option]], points: dict) -> tuple[float, dict]:
     size = max(float(np.max(np.linalg.norm(P - centre, axis=1))), 1e-12)
     sym = float(np.mean([np.linalg.norm(points[n][0] - centre) / size if n in points else 1.0
                          for n, _ in chosen]))
-    terms = {"joints": 10.0 * len(chosen), "moments": float(moments + drivers),
+    actuators = sum(o.substitution.kind == "actuator" for _, o in chosen)
+    terms = {"joints": 10.0 * (len(chosen) - actuators), "drivers": 5.0 * actuators,
+             "moments": float(moments + drivers),
              "forces": 2.0 * (len(released) - moments - drivers),
              "removed": sum((3.0 if len(o.released) == 1 else 12.0) for _, o in chosen
                             if o.substitution.kind == "removed"),
