@@ -10,6 +10,10 @@ from importlib import metadata as _metadata
 from . import _config as _config
 from . import internal as internal
 from . import rotations as rotations
+from ._advise.catalog import Substitution as Substitution
+from ._advise.release import Release as Release
+from ._advise.search import Advice as Advice
+from ._advise.search import advise as advise
 from ._assembly import constraint_matrix as constraint_matrix
 from ._assembly import constraint_terms as constraint_terms
 from ._assembly import gamma as gamma
@@ -125,22 +129,22 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AbstractFormulation", "AbstractSolvabilityMethod", "AbstractStabilization", "AssemblyResult",
-    "AugmentedLagrangian", "Baumgarte", "Body", "DCA", "Decisions", "DivideAndConquer",
-    "DriverPath", "ELEMENT_TYPES", "ElementInfo", "ElementType", "Elimination", "Expression",
-    "FORCE_TYPES", "FORMULATIONS", "ForceType", "KinematicsSolution", "Kinetostatic", "MJCFWarning",
-    "Model", "ModelBuilder", "ModelFileError", "NullSpace", "NullSpaceProjection", "PathEvent",
-    "Penalty", "Prepared", "Projection", "Pseudoinverse", "QR", "RESULTS", "RankComparison",
-    "Reactions", "RegularizedEuler", "SOLVABILITY_METHODS", "STABILIZATIONS", "SVD", "Solution",
-    "SolvabilityPath", "SolvabilityReport", "SolvabilitySweep", "StateResult", "StaticResult",
-    "StepState", "assemble", "batch_map", "bundled_models", "component_names",
-    "consistent_velocity", "constraint_matrix", "constraint_terms", "dca_assembly",
-    "default_formulation", "driver_path", "element_sets", "enable_compilation_cache", "energy",
-    "examples", "from_mjcf", "gamma", "generalized_forces", "internal", "inverse_mass_matrix",
-    "joint_coordinate_names", "joint_coordinates", "kinematic_matrix", "kinematics",
-    "kinetostatic_matrix", "load", "mass_matrix", "mjcf_equality_force", "mjcf_state", "phi",
-    "point_trajectory", "potential_energy", "qdot", "reactions", "redundant_drivers", "retract",
-    "rotations", "sample_configurations", "save", "simulate", "solvability",
-    "solvability_decisions", "solvability_path", "solvability_sweep", "statics", "step",
-    "time_path", "velocity_residual", "velocity_rhs",
+    "AbstractFormulation", "AbstractSolvabilityMethod", "AbstractStabilization", "Advice",
+    "AssemblyResult", "AugmentedLagrangian", "Baumgarte", "Body", "DCA", "Decisions",
+    "DivideAndConquer", "DriverPath", "ELEMENT_TYPES", "ElementInfo", "ElementType", "Elimination",
+    "Expression", "FORCE_TYPES", "FORMULATIONS", "ForceType", "KinematicsSolution", "Kinetostatic",
+    "MJCFWarning", "Model", "ModelBuilder", "ModelFileError", "NullSpace", "NullSpaceProjection",
+    "PathEvent", "Penalty", "Prepared", "Projection", "Pseudoinverse", "QR", "RESULTS",
+    "RankComparison", "Reactions", "RegularizedEuler", "Release", "SOLVABILITY_METHODS",
+    "STABILIZATIONS", "SVD", "Solution", "SolvabilityPath", "SolvabilityReport", "SolvabilitySweep",
+    "StateResult", "StaticResult", "StepState", "Substitution", "advise", "assemble", "batch_map",
+    "bundled_models", "component_names", "consistent_velocity", "constraint_matrix",
+    "constraint_terms", "dca_assembly", "default_formulation", "driver_path", "element_sets",
+    "enable_compilation_cache", "energy", "examples", "from_mjcf", "gamma", "generalized_forces",
+    "internal", "inverse_mass_matrix", "joint_coordinate_names", "joint_coordinates",
+    "kinematic_matrix", "kinematics", "kinetostatic_matrix", "load", "mass_matrix",
+    "mjcf_equality_force", "mjcf_state", "phi", "point_trajectory", "potential_energy", "qdot",
+    "reactions", "redundant_drivers", "retract", "rotations", "sample_configurations", "save",
+    "simulate", "solvability", "solvability_decisions", "solvability_path", "solvability_sweep",
+    "statics", "step", "time_path", "velocity_residual", "velocity_rhs",
 ]

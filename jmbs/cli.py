@@ -199,6 +199,10 @@ def analyze(
     resultant: Annotated[list[str] | None, typer.Option(
         "--resultant", metavar="GROUP@ON", help="Also decide the resultant wrench that the elements "
         "GROUP apply to the bodies ON, both comma-separated, e.g. 'J1,J6@ground' (repeatable).")] = None,
+    advise: Annotated[bool, typer.Option(
+        "--advise", help="Also propose how to make the mechanism statically determinate: "
+        "the element substitutions that release exactly p reaction components, best first, each "
+        "checked (jmbs.advise).")] = False,
 ) -> None:
     """Which reactions of MODEL are unique, at one configuration.
 
@@ -229,10 +233,14 @@ def analyze(
         config, source = np.asarray(mdl.q0), "reference configuration"
     rep = jmbs.solvability(mdl, config, t, method=solvability_method)
     resultants = [_resultant(rep, text) for text in resultant or []]
+    advice = jmbs.advise(mdl, config, method=solvability_method, t=t) if advise else None
     if json_:
+        extra = {"advice": {"message": advice.message, "redundancy": advice.redundancy,
+                            "generic": advice.generic, "releases": [r.to_dict() for r in advice]}
+                 } if advice is not None else {}
         print(json.dumps({"model": _model_info(model, mdl), "configuration": source,
                           "q": config.tolist(), **rep.to_dict(),
-                          **({"resultants": resultants} if resultants else {})}, indent=1))
+                          **({"resultants": resultants} if resultants else {}), **extra}, indent=1))
         return
     print(f"{model}: {mdl.dim}-D, {mdl.n_bodies} bodies, nq = {mdl.nq}, nv = {mdl.nv}, "
           f"nc = {mdl.nc}; {source}, t = {t:g}")
@@ -244,6 +252,9 @@ def analyze(
         print(f"resultant of {' + '.join(r['group'])} on {', '.join(r['on'])}: "
               f"{'U' if r['unique'] else 'N'} (criterion {r['criterion']:.1e}, margin "
               f"{min(r['margin'], 99):.1f})")
+    if advice is not None:
+        print("\nHow to make it statically determinate (jmbs.advise):")
+        print(advice)
     if components:
         d = rep.decisions
         names = jmbs.component_names(mdl)

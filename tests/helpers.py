@@ -12,9 +12,11 @@ from jmbs.examples import frame_x_along
 # The relative degrees of freedom each two-body joint kind leaves (and the tests' one-row
 # user constraint): expectations written here, not read from jmbs.ELEMENT_TYPES; a new
 # joint kind in the table needs its entry.
-JOINT_DOF = {2: {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2, "holonomic": 2},
+JOINT_DOF = {2: {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2, "pin_in_slot": 2,
+                 "holonomic": 2},
              3: {"spherical": 3, "revolute": 1, "prismatic": 1, "cylindrical": 2, "universal": 2,
-                 "weld": 0, "distance": 5, "holonomic": 5}}
+                 "weld": 0, "distance": 5, "inline": 4, "inplane": 5, "orientation": 3,
+                 "parallel_axes": 4, "perpendicular": 5, "planar": 3, "holonomic": 5}}
 
 
 def unit(x) -> np.ndarray:
@@ -107,7 +109,7 @@ def add_pair(b: jmbs.ModelBuilder, dim: int, kind: str, ground: bool = False, pr
     etype = jmbs.ELEMENT_TYPES.get(base)
     if etype is not None and etype.family == "joint":
         # Every geometry argument the kind uses in `dim` (a length is left to its default).
-        sample = {"point": P, "axis": axis, "direction": (0.6, 0.8), "axes": axes,
+        sample = {"point": P, "axis": axis, "normal": axis, "direction": (0.6, 0.8), "axes": axes,
                   "point_i": P, "point_j": np.add(P, 0.5)}
         bodies = (b1, b2)
         if etype.bodies == 1:  # on body 2 against the ground, at its own contact point

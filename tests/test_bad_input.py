@@ -464,6 +464,18 @@ def test_universal_axes_must_be_perpendicular(b3):
         b3.add_universal("U", b3.ground, "rod", point=(0, 0, 0), axes=((1, 0, 0), (1, 1, 0)))
 
 
+def test_joint_primitives_bad_geometry(b2, b3):
+    with named_error(ValueError, "perpendicular 'P': the two axes of a perpendicular joint must be "
+                                 "perpendicular"):
+        b3.add_perpendicular("P", b3.ground, "rod", axes=((1, 0, 0), (1, 1, 0)))
+    with named_error(ValueError, "inplane 'N': normal must be a non-zero vector"):
+        b3.add_inplane("N", b3.ground, "rod", point=(0, 0, 0), normal=(0, 0, 0))
+    with named_error(ValueError, "pin_in_slot 'S': pin_in_slot joints exist only in planar"):
+        b3.add_pin_in_slot("S", b3.ground, "rod", point=(0, 0, 0), axis=(1, 0, 0))
+    with named_error(ValueError, "inline 'L': inline joints exist only in spatial"):
+        b2.add_inline("L", b2.ground, "crank", point=(0, 0), axis=(1, 0))
+
+
 def test_bad_dim_and_rotation():
     with named_error(ValueError, "dim must be 2"):
         jmbs.ModelBuilder(dim=4)

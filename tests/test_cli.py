@@ -52,7 +52,8 @@ def test_help_of_every_command(tmp_path):
     for command in ("analyze", "simulate", "sweep", "demo", "models"):
         assert command in out.stdout
     assert "Exit codes" in out.stdout
-    options = {"analyze": ["--at", "--q", "--method", "--json", "--components", "--trusted"],
+    options = {"analyze": ["--at", "--q", "--method", "--json", "--components", "--trusted",
+                           "--advise"],
                "simulate": ["--t1", "--formulation", "--stabilization", "--n-saves", "--out",
                             "--plot", "--animate", "--trusted"],
                "sweep": ["--driver", "--range", "--n", "--rank-tol", "--no-plot", "--trusted"],
@@ -250,3 +251,34 @@ def test_compiled_programs_are_kept_on_disk_for_the_next_command(tmp_path):
     env["JMBS_CACHE_DIR"] = str(tmp_path / "unused")
     jmbs_cli("--no-cache", "analyze", "pendulum")
     assert not (tmp_path / "unused").exists()
+
+
+PENDULUM_WITH_ROD = """jmbs: 1
+dim: 2
+gravity: [0.0, -9.81]
+bodies:
+  rod: {mass: 1.0, inertia: 0.1, position: [0.5, 0.0]}
+elements:
+  O: {type: revolute, bodies: [ground, rod], point: [0.0, 0.0]}
+  L: {type: distance, bodies: [ground, rod], point_i: [0.0, 0.0], point_j: [1.0, 0.0]}
+"""
+
+
+def test_analyze_advise_prints_sentences_and_json(tmp_path):
+    """A pendulum held also by a rod from its pivot: p = 1; the advice names what to
+    replace, and the JSON carries the same releases."""
+    path = tmp_path / "pendulum_rod.yaml"
+    path.write_text(PENDULUM_WITH_ROD)
+    runner = CliRunner()
+    res = runner.invoke(app, ["analyze", str(path), "--advise"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "How to make it statically determinate" in res.output and "p = 1" in res.output
+    assert "1. replace " in res.output and ": releases " in res.output
+    res = runner.invoke(app, ["analyze", str(path), "--advise", "--json"])
+    assert res.exit_code == 0, res.output
+    advice = json.loads(res.output)["advice"]
+    assert advice["redundancy"] == 1 and advice["releases"]
+    expected = jmbs.advise(jmbs.load(path))
+    assert [r["components"] for r in advice["releases"]] == [list(r.components) for r in expected]
+    for r in advice["releases"]:
+        assert len(r["components"]) == 1 and r["checks"]["redundancy"] == 0

@@ -19,6 +19,7 @@ from .._kinematics import assemble as _assemble
 from .._model import validate
 from .._model.model import GROUND, Body, BodySpec, Model, derive
 from .forces import ForceElements
+from .primitives import JointPrimitives
 
 _RESERVED = (GROUND, "gravity")
 # A quaternion whose norm differs from 1 by more than this is normalised with a warning
@@ -26,7 +27,7 @@ _RESERVED = (GROUND, "gravity")
 QUATERNION_NORM_TOL = 1e-6
 
 
-class ModelBuilder(ForceElements):
+class ModelBuilder(ForceElements, JointPrimitives):
     """Collects bodies and elements, validates them, and builds a `Model`.
 
     **Arguments:**
@@ -185,7 +186,7 @@ class ModelBuilder(ForceElements):
             if np.any(n < 1e-12):
                 raise ValueError(f"{where}: {key} must be non-zero vectors")
             if abs(arr[0] @ arr[1]) > 1e-9 * n[0] * n[1]:
-                raise ValueError(f"{where}: the two axes of a universal joint must be "
+                raise ValueError(f"{where}: the two axes of a {where.partition(' ')[0]} joint must be "
                                  "perpendicular in the reference configuration")
             return arr
         arr = validate.vector(value, self.dim, key, where)

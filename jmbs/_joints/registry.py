@@ -25,7 +25,9 @@ from .drivers import (
     SpatialAngleDriver,
     SpatialSlideDriver,
 )
+from .pin_in_slot import PinInSlot
 from .planar import KnifeEdge, PlanarPrismatic, PlanarRevolute, PlanarWeld
+from .primitives import Inline, Inplane, Orientation, ParallelAxes, Perpendicular, SpatialPlanar
 from .spatial import (
     SpatialCylindrical,
     SpatialPrismatic,
@@ -109,6 +111,12 @@ class ElementType:
 
 
 _POINT = Geometry("point", "point", description="m", unit="m")
+# Where a primitive that acts on orientations only reports its reaction (the moments do
+# not depend on it).
+_REPORT_POINT = Geometry("point", "point", optional=True, default="centre_j", unit="m",
+                         description="m, where the reaction is reported (default body j's centre "
+                                     "of mass)")
+_NORMAL = Geometry("normal", "axis", "i", description="the plane's normal, fixed in body i")
 
 ELEMENT_TYPES: Mapping[str, ElementType] = MappingProxyType({t.kind: t for t in (
     ElementType(
@@ -151,6 +159,22 @@ ELEMENT_TYPES: Mapping[str, ElementType] = MappingProxyType({t.kind: t for t in 
          Geometry("point_j", "point", "j", description="m, on body j", unit="m"),
          Geometry("length", "length", optional=True, unit="m",
                   description="m (default: the reference distance)"))),
+    # Joint primitives (`primitives.py`, `pin_in_slot.py`): what a joint becomes when some of
+    # its reaction components are released (`jmbs.advise`).
+    ElementType("inline", "joint", "inline", "|", {3: Inline},
+                (_POINT, Geometry("axis", "axis", "i", description="the line, fixed in body i"))),
+    ElementType("inplane", "joint", "in-plane", "_", {3: Inplane}, (_POINT, _NORMAL)),
+    ElementType("orientation", "joint", "orientation", "8", {3: Orientation}, (_REPORT_POINT,)),
+    ElementType("parallel_axes", "joint", "parallel axes", "=", {3: ParallelAxes},
+                (Geometry("axis", "axis", "i", description="the common axis, fixed in both bodies"),
+                 _REPORT_POINT)),
+    ElementType("perpendicular", "joint", "perpendicular", "+", {3: Perpendicular},
+                (Geometry("axes", "axes", description="two perpendicular axes: the first fixed in "
+                                                      "body i, the second in body j"),
+                 _REPORT_POINT)),
+    ElementType("planar", "joint", "planar", "d", {3: SpatialPlanar}, (_POINT, _NORMAL)),
+    ElementType("pin_in_slot", "joint", "pin in slot", "^", {2: PinInSlot},
+                (_POINT, Geometry("axis", "axis", "i", description="the slot, fixed in body i"))),
     ElementType("driver", "driver", "driver", "D"),
     ElementType("holonomic", "constraint", "user constraint", "*",
                 {2: CustomHolonomic, 3: CustomHolonomic}, file_type="constraint"),

@@ -96,7 +96,7 @@ class AbstractFrameJoint(AbstractHolonomic):
                              + [(None, E[:, :, k]) for k in self.rotation_rows])
 
 
-def _frame_components(position_rows, rotation_rows) -> tuple[str, ...]:
+def frame_components(position_rows, rotation_rows) -> tuple[str, ...]:
     return (tuple(("Fx", "Fy", "Fz")[k] for k in position_rows)
             + tuple(("Mx", "My", "Mz")[k] for k in rotation_rows))
 
@@ -105,35 +105,35 @@ class SpatialSpherical(AbstractFrameJoint):
     kind: ClassVar[str] = "spherical"
     position_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
     rotation_rows: ClassVar[tuple[int, ...]] = ()
-    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+    components: ClassVar[tuple[str, ...]] = frame_components(position_rows, rotation_rows)
 
 
 class SpatialRevolute(AbstractFrameJoint):
     kind: ClassVar[str] = "revolute"
     position_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
     rotation_rows: ClassVar[tuple[int, ...]] = (0, 1)
-    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+    components: ClassVar[tuple[str, ...]] = frame_components(position_rows, rotation_rows)
 
 
 class SpatialPrismatic(AbstractFrameJoint):
     kind: ClassVar[str] = "prismatic"
     position_rows: ClassVar[tuple[int, ...]] = (0, 1)
     rotation_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
-    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+    components: ClassVar[tuple[str, ...]] = frame_components(position_rows, rotation_rows)
 
 
 class SpatialCylindrical(AbstractFrameJoint):
     kind: ClassVar[str] = "cylindrical"
     position_rows: ClassVar[tuple[int, ...]] = (0, 1)
     rotation_rows: ClassVar[tuple[int, ...]] = (0, 1)
-    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+    components: ClassVar[tuple[str, ...]] = frame_components(position_rows, rotation_rows)
 
 
 class SpatialWeld(AbstractFrameJoint):
     kind: ClassVar[str] = "weld"
     position_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
     rotation_rows: ClassVar[tuple[int, ...]] = (0, 1, 2)
-    components: ClassVar[tuple[str, ...]] = _frame_components(position_rows, rotation_rows)
+    components: ClassVar[tuple[str, ...]] = frame_components(position_rows, rotation_rows)
 
 
 class SpatialUniversal(AbstractHolonomic):

@@ -1,0 +1,1 @@
+"""Design advice: releases that make an overconstrained mechanism statically determinate."""
