@@ -87,12 +87,18 @@ def uniqueness(model: Model, C: Array | None, rigid: np.ndarray,
 
 def check_friction(model: Model, prepared: Prepared, q: Array, t, method: AbstractSolvabilityMethod,
                    where: str) -> None:
-    """Host-side, where a run is prepared: refuse joint friction on a joint whose reaction
+    """Host-side, where a run is prepared: refuse Coulomb joint friction on a joint whose reaction
     force is not unique under `prepared` (the motion would depend on the formulation),
     naming the joint, unless the element allows it (then warn). Traced input is not
     looked at (the check needs values)."""
     friction = [s for s in model.force_specs if s.kind == "joint_friction"]
     if not friction or is_traced(model, q, t):
+        return
+    # Only the Coulomb part reads the reaction: purely viscous friction is unique anyway.
+    params = model.params()
+    friction = [s for s in friction if np.any(np.asarray(params[f"{s.name}.coulomb"]) != 0)
+                and np.any(np.asarray(params.get(f"{s.name}.radius", 1.0)) != 0)]
+    if not friction:
         return
     comp = uniqueness(model, constraint_matrix(model, q, t), prepared.rigid_rows, method)[1]
     comp = np.asarray(comp)
@@ -101,12 +107,13 @@ def check_friction(model: Model, prepared: Prepared, q: Array, t, method: Abstra
             continue
         msg = (f"{where}: joint friction {s.name!r} acts on joint {s.joint!r}, whose reaction "
                "force is not unique: the rigid model fixes only the sum of the redundant "
-               "reactions, so the friction force, and with it the motion, would depend on the "
+               "reactions, so the Coulomb friction force, and with it the motion, would depend on the "
                "formulation's choice. Replace the joint (or a redundant one of its loop) by a "
                "bushing (ModelBuilder.add_bushing), or use jmbs.Penalty")
         if not s.allow_nonunique:
             raise ValueError(msg + "; or pass allow_nonunique=True to add_joint_friction to "
-                             "accept this formulation's split")
+                             "accept this formulation's split (viscous friction, coulomb=0, "
+                             "needs no unique reaction)")
         warnings.warn(msg + " (allowed by allow_nonunique=True: the motion depends on the "
                       "formulation)", stacklevel=3)
 

@@ -303,7 +303,7 @@ BUILDER_CASES = [
                                b.add_joint_friction("f", "D", 0.1, radius=0.01)),
                  r"joint_friction 'f': joint 'D' \(driver\) has no free coordinate", id="friction-on-driver"),
     pytest.param(2, lambda b: pinned(b).add_joint_friction("f", "O", 0.1),
-                 r"joint_friction 'f': friction in the rotation of 'O' needs the pin radius=",
+                 r"joint_friction 'f': Coulomb friction in the rotation of 'O' needs the pin radius=",
                  id="friction-without-radius"),
     pytest.param(2, lambda b: pinned(b).add_joint_friction("f", "O", -0.1, radius=0.01),
                  r"joint_friction 'f': coulomb must be non-negative", id="friction-negative"),
