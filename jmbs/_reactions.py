@@ -15,6 +15,7 @@ from ._formulations.base import (
     AbstractFormulation,
     Prepared,
     check_finite,
+    check_positive,
     dynamics_terms,
     is_traced,
     resolve,
@@ -24,6 +25,7 @@ from ._formulations.registry import default_formulation
 from ._kinematics import check_state, warn_if_unassembled
 from ._linalg import min_norm_solve, numerical_rank
 from ._model import Model
+from ._options import check_int
 from ._solvability.analysis import element_sets
 from ._solvability.base import AbstractSolvabilityMethod, Decisions
 from ._solvability.equilibrate import characteristic_lengths, equilibrate
@@ -401,6 +403,14 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     method = resolve_method(default_uniqueness(model) if uniqueness is None else uniqueness, model)
     q = check_state("jmbs.statics", "q", q, model.nq, "coordinate")
     check_finite("jmbs.statics", "t", t, "pass a finite time")
+    check_positive("jmbs.statics", "rtol", rtol)
+    if rank is not None:
+        check_int("jmbs.statics", "rank", rank, f"the rank of C lies in 0..{min(model.nc, model.nv)}",
+                  minimum=0)
+        if rank > min(model.nc, model.nv):
+            raise ValueError(f"jmbs.statics: rank = {rank} exceeds what C ({model.nc} x {model.nv}) "
+                             f"can have, {min(model.nc, model.nv)}; pass the rank of C (e.g. "
+                             "jmbs.solvability(model).rank)")
     t = jnp.asarray(t, dtype=float)
     warn_if_unassembled(model, q, t, "jmbs.statics")
     if rank is None:

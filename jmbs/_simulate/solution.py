@@ -24,8 +24,10 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
         "reduce the step size or the tolerances."
     )
     not_finite = (
-        "The state became NaN or infinite; the leading matrix may be singular (check the "
-        "eliminated rows, or a singular configuration) or the steps too large."
+        "The state or its rate became NaN or infinite, whatever the step: a force element, "
+        "force law or driver motion returned NaN or infinity (the warning or exception names "
+        "it and the time), or the leading matrix is singular (check the eliminated rows, or a "
+        "singular configuration)."
     )
     initial_state_off = (
         "The initial configuration violates the constraints by more than initial_tol x the "
