@@ -132,3 +132,154 @@ def stopped_at(where) -> tuple[float, np.ndarray, np.ndarray] | None:
 def solver_state_saved(saveat: diffrax.SaveAt) -> diffrax.SaveAt:
     """`saveat` that also returns the final solver state (where a run stopped)."""
     return eqx.tree_at(lambda s: s.solver_state, saveat, True)
+
+
+# ----- the watch over a finished run (host-side, concrete runs) -----
+
+# Reactions this many times the loads that act at a saved state (gravity, the inertial
+# forces M v_dot, the reactions at the start) are not explained by them.
+REACTION_GROWTH = 1e4
+# The energy balance may drift by this many times (tolerance x accepted steps x energy
+# scale): each step's local error, relative to the state, is within the tolerance,
+# and the energy is quadratic in the state.
+ENERGY_SAFETY = 2.0
+
+
+def watch(model: Model, prepared, method, sol, controller, stabilization, q0, t0,
+          num_steps: int) -> "tuple[str, str] | None":
+    """Host-side, after a concrete run: `(code name, one-line cause)` for the first
+    breach of its health at the saved states, or None. Checks, in this order: the
+    rank of the rigid rows above the mechanism's rank at the start, reactions that
+    grow far beyond the loads acting, and (rigid, projected runs without drivers,
+    adaptive steps) the energy balance against the tolerance's bound."""
+    ts = np.asarray(sol.ts)
+    ok = np.isfinite(ts) & np.all(np.isfinite(np.asarray(sol.q)), axis=1)
+    if ok.sum() < 2:
+        return None
+    return (_rank_rise(model, prepared, method, sol, ok, q0, t0)
+            or _reaction_growth(model, sol, ok)
+            or _energy_balance(model, prepared, sol, ok, controller, stabilization, num_steps))
+
+
+def _rank_rise(model, prepared, method, sol, ok, q0, t0):
+    rank0 = prepared.state.rank
+    if sol.reactions is None or rank0 is None:
+        return None
+    ranks = np.asarray(sol.reactions.rank)[ok]
+    if not np.any(ranks > rank0):
+        return None
+    from .._solvability.report import generic_rank  # host-only, on this rare path
+    generic = generic_rank(model, method, q0, float(t0), rank0)
+    above = np.flatnonzero(ranks > generic)
+    if above.size == 0:  # a start at a singular configuration: warned about separately
+        return None
+    k = above[0]
+    t = float(np.asarray(sol.ts)[ok][k])
+    return ("rank_changed", f"at t = {t:.6g} the rank of the rigid rows of C rose to {ranks[k]}, "
+            f"above the mechanism's rank {generic} at the start: the motion left the mechanism's "
+            f"branch (it locked into another assembly, largest reaction at {_largest(sol, ok, k)}); "
+            "check the forces that drove it there (friction on a non-unique reaction, a "
+            "singular configuration) or tighten the tolerances")
+
+
+def _largest(sol, ok, k) -> str:
+    r = sol.reactions
+    lam = np.abs(np.asarray(r.multipliers)[ok][k])
+    row = int(np.argmax(lam))
+    name = next(n for n, (a, b) in zip(r.element_names, r.element_rows) if a <= row < b)
+    return f"{name!r} ({lam[row]:.3g})"
+
+
+def _mass_times(model: Model, x: np.ndarray) -> np.ndarray:
+    """`M x` per row of `x (T, nv)` in NumPy (block-diagonal `M`: no device program)."""
+    m = np.asarray(model.mass)
+    x = x.reshape(x.shape[0], model.n_bodies, -1)
+    if model.dim == 2:
+        out = x * np.stack([m, m, np.asarray(model.inertia)], axis=1)
+    else:
+        out = np.concatenate([m[:, None] * x[..., :3],
+                              np.einsum("bij,tbj->tbi", np.asarray(model.inertia), x[..., 3:])], axis=2)
+    return out.reshape(out.shape[0], -1)
+
+
+def _loads(model: Model, sol, ok) -> np.ndarray:
+    """Per saved state, the scale of the loads: gravity, `M v_dot`, the start's reactions."""
+    inertial = np.max(np.abs(_mass_times(model, np.asarray(sol.v_dot)[ok])), axis=1, initial=0.0)
+    weight = float(np.sum(np.asarray(model.mass)) * np.linalg.norm(np.asarray(model.gravity)))
+    lam0 = float(np.max(np.abs(np.asarray(sol.reactions.multipliers)[ok][0]), initial=0.0))
+    return inertial + weight + lam0
+
+
+def _applied(model: Model, sol, ok, k: int) -> float:
+    """The largest generalized force at saved state `k` (gravity, springs, applied loads;
+    not friction, which reads the reactions): evaluated on the rare path only."""
+    from .._assembly import generalized_forces
+    q, v, t = (np.asarray(x)[ok][k] for x in (sol.q, sol.v, sol.ts))
+    return float(np.max(np.abs(np.asarray(generalized_forces(model, q, v, t))), initial=0.0))
+
+
+def _reaction_growth(model, sol, ok):
+    if sol.reactions is None or model.nc == 0:
+        return None
+    lam = np.max(np.abs(np.asarray(sol.reactions.multipliers)[ok]), axis=1)
+    loads = _loads(model, sol, ok)
+    grown = np.flatnonzero(lam > REACTION_GROWTH * np.maximum(loads, 1e-300))
+    for k in grown:  # the applied loads there, before calling it unexplained
+        loads[k] += _applied(model, sol, ok, k)
+        if lam[k] > REACTION_GROWTH * loads[k]:
+            break
+    else:
+        return None
+    t = float(np.asarray(sol.ts)[ok][k])
+    return ("reactions_unexplained",
+            f"at t = {t:.6g} the reaction of {_largest(sol, ok, k)} is {lam[k] / loads[k]:.3g} times "
+            f"the loads acting ({loads[k]:.3g}: gravity, inertia, applied forces, the start's "
+            "reactions); a "
+            "singular configuration or a locked mechanism holds it, or a force that reads the "
+            "reactions (friction on a non-unique reaction) feeds it" + _readers(model))
+
+
+def _readers(model: Model) -> str:
+    names = [s.name for s in model.force_specs if s.kind == "joint_friction"]
+    return f" (here: {', '.join(repr(n) for n in names)})" if names else ""
+
+
+def _energy_scale(model: Model, sol, ok) -> float:
+    """The energy the run can exchange: kinetic and spring energy at the start, the
+    bodies' weight over their characteristic lengths, the non-conservative work."""
+    q0, v0 = np.asarray(sol.q)[ok][0], np.asarray(sol.v)[ok][0]
+    kinetic = 0.5 * float(v0 @ _mass_times(model, v0[None])[0])
+    r0 = q0.reshape(model.n_bodies, -1)[:, :model.dim]
+    m, g = np.asarray(model.mass), np.asarray(model.gravity)
+    springs = float(np.asarray(sol.energy)[ok][0]) - kinetic + float(np.sum(m * (r0 @ g)))
+    weight = float(np.sum(m * np.asarray(model.characteristic_lengths()))) * float(np.linalg.norm(g))
+    work = float(np.max(np.abs(np.asarray(sol.work)[ok]), initial=0.0))
+    return kinetic + abs(springs) + weight + work
+
+
+def _energy_balance(model, prepared, sol, ok, controller, stabilization, num_steps):
+    import diffrax
+
+    from .._joints.base import DriverSpec
+    from .._stabilization.projection import Projection
+    if (not isinstance(controller, diffrax.PIDController) or not isinstance(stabilization, Projection)
+            or not np.all(prepared.rigid_rows)
+            or any(isinstance(s, DriverSpec) or s.kind in ("holonomic", "pfaffian")
+                   for s in model.element_specs)):
+        return None  # drivers, compliance or Baumgarte exchange energy the balance does not count
+    tol = max(float(np.max(controller.rtol)), float(np.max(controller.atol)))
+    balance = np.asarray(sol.energy - sol.work)[ok]
+    drift = np.abs(balance - balance[0])
+    scale = _energy_scale(model, sol, ok)
+    bound = ENERGY_SAFETY * tol * max(num_steps, 1) * scale + 1e-12 * scale
+    over = np.flatnonzero(drift > bound)
+    if over.size == 0:
+        return None
+    k = over[0]
+    t = float(np.asarray(sol.ts)[ok][k])
+    forces = ", ".join(repr(n) for n in model.force_names)
+    where = f"; the force elements in the balance: {forces}" if forces else ""
+    return ("energy_drift",
+            f"at t = {t:.6g} energy minus work moved by {drift[k]:.3g} J from the start, above the "
+            f"{bound:.3g} J that the tolerance {tol:g} over {num_steps} steps allows{where}; "
+            "tighten the tolerances (rtol, atol), or look for a force that feeds energy in")

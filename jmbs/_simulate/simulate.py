@@ -36,7 +36,7 @@ from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
 from . import health, options
 from .integrate import integrate, solution
-from .solution import Solution, failures
+from .solution import RESULTS, Solution, failures
 
 # An initial state within this (relative to the mechanism's size, or to the
 # largest speed) of the constraints is on them to the accuracy of the data: it
@@ -203,7 +203,13 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
         warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
                       f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
-    if concrete and reactions and not is_traced(sol.ts):
+    where = health.stopped_at(stopped) if concrete else None
+    breach = (health.watch(model, prepared, method, sol, stepsize_controller, stabilization, q_on,
+                           t0, int(sol.stats["num_accepted_steps"]))
+              if concrete and where is None and not is_traced(sol.ts) else None)
+    if breach is not None and not np.any(failures(sol.result)):
+        sol = eqx.tree_at(lambda s: s.result, sol, getattr(RESULTS, breach[0]))
+    if concrete and reactions and not is_traced(sol.ts) and breach is None:
         generic, events = sol.singular_configurations()
         at_start = any(kind == "at" and t == float(sol.ts[0]) for t, kind in events)
         warn_singular("jmbs.simulate", generic, events, note=(
@@ -212,16 +218,15 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
             f".prepare(model, q, t)) or state rank={generic}" if at_start else ""))
     hint = ""
     failed = failures(sol.result)
-    where = health.stopped_at(stopped) if concrete else None
     if where is not None:
         hint = f"Cause: {health.name_nonfinite(model, *where)}."
-        if not throw:
-            warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
+    elif breach is not None:
+        hint = f"Cause: {breach[1]}."
     elif concrete and np.any(failed):
         hint = _singular_start(model, method, q_on, t0)
         hint = f"Cause: {hint}." if hint else _conflict_on_the_way(model, sol, t1)
-        if hint and not throw:
-            warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
+    if hint and not throw:
+        warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
     if throw:
         sol = fail_if(sol, failed,
                       "jmbs.simulate failed; run with throw=False and read Solution.message",

@@ -37,6 +37,22 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
         "The initial state could not be projected onto the constraints; assemble it first "
         "with jmbs.assemble(model, q0)."
     )
+    energy_drift = (
+        "The run's energy balance broke: energy minus the work of the non-conservative forces "
+        "moved more than the step-size controller's tolerance allows over the steps taken (the "
+        "warning or exception says when, by how much); tighten the tolerances, or look for a "
+        "force that feeds energy in."
+    )
+    rank_changed = (
+        "The rank of the rigid rows of C rose above the mechanism's rank at the start: the motion "
+        "left the mechanism's branch (locked into another assembly); see the warning or "
+        "exception for the time and the joint."
+    )
+    reactions_unexplained = (
+        "A reaction grew far beyond the loads acting (gravity, inertia, the start's reactions): a "
+        "locked or singular configuration holds it, or a force that reads the reactions feeds "
+        "it; see the warning or exception for the time and the joint."
+    )
     invalid_design = (
         "The model's values are not a physical design: a mass or inertia that is not "
         "positive, or a NaN or infinite parameter (under jax.vmap: this batch member's "
