@@ -31,7 +31,7 @@ from ._linalg import (
     rank_decision,
     structured,
 )
-from ._misc import check_finite, check_positive, check_state, fail_if, is_traced
+from ._misc import check_finite, check_int, check_positive, check_state, fail_if, is_traced
 from ._model import Model
 from ._rank import constraint_rank, equilibrate
 from ._tree.plan import make_plan
@@ -194,6 +194,7 @@ def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
                                                      "coordinate")
     check_finite("jmbs.assemble", "t", t, "pass a finite time")
     check_positive("jmbs.assemble", "tol", tol)
+    check_int("jmbs.assemble", "max_steps", max_steps, "it bounds the Gauss-Newton iterations")
     free = tuple(bool(f) for f in free_mask(model, fixed))  # static: it shapes the solve
     res = assemble_jit(model, q, jnp.asarray(t, dtype=float), free, tol, max_steps)
     if throw:
@@ -373,6 +374,7 @@ def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
                          f"got shape {ts.shape}")
     check_finite("jmbs.kinematics", "ts", ts, "pass finite times")
     check_positive("jmbs.kinematics", "tol", tol)
+    check_int("jmbs.kinematics", "max_steps", max_steps, "it bounds the Gauss-Newton iterations")
     q = model.q0 if q_guess is None else check_state("jmbs.kinematics", "q_guess", q_guess, model.nq,
                                                      "coordinate")
     concrete = not is_traced(model, q, ts)
@@ -455,6 +457,14 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
 
     **Returns:** `(qs (n, nq), converged (n,))`; use `qs[converged]`.
     """
+    where = "jmbs.sample_configurations"
+    check_int(where, "n", n, "give the number of samples")
+    check_positive(where, "scale", scale)
+    check_positive(where, "tol", tol)
+    check_int(where, "max_steps", max_steps, "it bounds the Gauss-Newton iterations")
+    check_finite(where, "t", t, "pass finite times")
+    if np.ndim(t) not in (0, 1) or (np.ndim(t) == 1 and np.shape(t)[0] != n):
+        raise ValueError(f"{where}: t must be one time or n = {n} times, got shape {np.shape(t)}")
     key = jax.random.key(key) if isinstance(key, int) else key
     free = tuple(bool(f) for f in free_mask(model, fixed))
     ts = jnp.broadcast_to(jnp.asarray(t, dtype=float), (n,))

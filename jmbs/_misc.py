@@ -96,3 +96,12 @@ def as_time(t, what: str = "t") -> float:
     if not np.isfinite(t):
         raise ValueError(f"{what} must be finite; got {float(t)}")
     return float(t)
+
+
+def check_int(where: str, name: str, value, fix: str, minimum: int = 1) -> int:
+    """`int(value)`, or `ValueError` unless `value` is an int of at least `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{where}: {name} must be an int, got {value!r}; {fix}")
+    if value < minimum:
+        raise ValueError(f"{where}: {name} must be at least {minimum}, got {value}; {fix}")
+    return int(value)

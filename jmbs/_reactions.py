@@ -15,7 +15,7 @@ from ._formulations.base import AbstractFormulation, Prepared, resolve, solve_dy
 from ._formulations.registry import default_formulation
 from ._kinematics import warn_if_unassembled
 from ._linalg import min_norm_solve
-from ._misc import check_finite, check_state, is_traced
+from ._misc import check_finite, check_int, check_positive, check_state, is_traced
 from ._model import Model
 from ._rank import characteristic_lengths, constraint_rank, equilibrate
 from ._solvability.analysis import element_sets
@@ -80,12 +80,18 @@ def uniqueness(model: Model, C: Array | None, rigid: np.ndarray,
 
 def check_friction(model: Model, prepared: Prepared, q: Array, t, method: AbstractSolvabilityMethod,
                    where: str) -> None:
-    """Host-side, where a run is prepared: refuse joint friction on a joint whose reaction
+    """Host-side, where a run is prepared: refuse Coulomb joint friction on a joint whose reaction
     force is not unique under `prepared` (the motion would depend on the formulation),
     naming the joint, unless the element allows it (then warn). Traced input is not
     looked at (the check needs values)."""
     friction = [s for s in model.force_specs if s.kind == "joint_friction"]
     if not friction or is_traced(model, q, t):
+        return
+    # Only the Coulomb part reads the reaction: purely viscous friction is unique anyway.
+    params = model.params()
+    friction = [s for s in friction if np.any(np.asarray(params[f"{s.name}.coulomb"]) != 0)
+                and np.any(np.asarray(params.get(f"{s.name}.radius", 1.0)) != 0)]
+    if not friction:
         return
     comp = uniqueness(model, constraint_matrix(model, q, t), prepared.rigid_rows, method)[1]
     comp = np.asarray(comp)
@@ -94,12 +100,13 @@ def check_friction(model: Model, prepared: Prepared, q: Array, t, method: Abstra
             continue
         msg = (f"{where}: joint friction {s.name!r} acts on joint {s.joint!r}, whose reaction "
                "force is not unique: the rigid model fixes only the sum of the redundant "
-               "reactions, so the friction force, and with it the motion, would depend on the "
+               "reactions, so the Coulomb friction force, and with it the motion, would depend on the "
                "formulation's choice. Replace the joint (or a redundant one of its loop) by a "
                "bushing (ModelBuilder.add_bushing), or use jmbs.Penalty")
         if not s.allow_nonunique:
             raise ValueError(msg + "; or pass allow_nonunique=True to add_joint_friction to "
-                             "accept this formulation's split")
+                             "accept this formulation's split (viscous friction, coulomb=0, "
+                             "needs no unique reaction)")
         warnings.warn(msg + " (allowed by allow_nonunique=True: the motion depends on the "
                       "formulation)", stacklevel=3)
 
@@ -387,6 +394,14 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     method = resolve_method(default_uniqueness(model) if uniqueness is None else uniqueness, model)
     q = check_state("jmbs.statics", "q", q, model.nq, "coordinate")
     check_finite("jmbs.statics", "t", t, "pass a finite time")
+    check_positive("jmbs.statics", "rtol", rtol)
+    if rank is not None:
+        check_int("jmbs.statics", "rank", rank, f"the rank of C lies in 0..{min(model.nc, model.nv)}",
+                  minimum=0)
+        if rank > min(model.nc, model.nv):
+            raise ValueError(f"jmbs.statics: rank = {rank} exceeds what C ({model.nc} x {model.nv}) "
+                             f"can have, {min(model.nc, model.nv)}; pass the rank of C (e.g. "
+                             "jmbs.solvability(model).rank)")
     t = jnp.asarray(t, dtype=float)
     warn_if_unassembled(model, q, t, "jmbs.statics")
     if rank is None:

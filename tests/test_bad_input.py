@@ -303,7 +303,7 @@ BUILDER_CASES = [
                                b.add_joint_friction("f", "D", 0.1, radius=0.01)),
                  r"joint_friction 'f': joint 'D' \(driver\) has no free coordinate", id="friction-on-driver"),
     pytest.param(2, lambda b: pinned(b).add_joint_friction("f", "O", 0.1),
-                 r"joint_friction 'f': friction in the rotation of 'O' needs the pin radius=",
+                 r"joint_friction 'f': Coulomb friction in the rotation of 'O' needs the pin radius=",
                  id="friction-without-radius"),
     pytest.param(2, lambda b: pinned(b).add_joint_friction("f", "O", -0.1, radius=0.01),
                  r"joint_friction 'f': coulomb must be non-negative", id="friction-negative"),
@@ -746,6 +746,57 @@ def test_kinematics_rejects(slider, args, match):
         jmbs.kinematics(slider, *args)
 
 
+@pytest.mark.parametrize("call, match", [
+    pytest.param(lambda m: jmbs.kinematics(m, jnp.array([0.0]), max_steps=0),
+                 r"jmbs\.kinematics: max_steps must be at least 1, got 0", id="kinematics-max-steps"),
+    pytest.param(lambda m: jmbs.assemble(m, max_steps=2.0), r"jmbs\.assemble: max_steps must be an int",
+                 id="assemble-max-steps"),
+    pytest.param(lambda m: jmbs.statics(m, m.q0, rtol=-1.0), r"jmbs\.statics: rtol must be positive",
+                 id="statics-rtol"),
+    pytest.param(lambda m: jmbs.statics(m, m.q0, rank=-1), r"jmbs\.statics: rank must be at least 0",
+                 id="statics-negative-rank"),
+    pytest.param(lambda m: jmbs.statics(m, m.q0, rank=99), r"jmbs\.statics: rank = 99 exceeds",
+                 id="statics-rank-too-large"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 0), r"sample_configurations: n must be at "
+                 r"least 1", id="samples-zero"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 4, scale=-0.1),
+                 r"sample_configurations: scale must be positive", id="samples-scale"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 4, t=np.zeros(3)),
+                 r"sample_configurations: t must be one time or n = 4 times", id="samples-times"),
+])
+def test_analysis_options_are_checked_before_tracing(slider, call, match):
+    with named_error(ValueError, match):
+        call(slider)
+
+
+@pytest.fixture(scope="module")
+def nan_torque_pendulum():
+    """A pendulum whose torque law returns NaN from t = 0.05 on."""
+    b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_body("rod", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    b.add_revolute("O", "ground", "rod", point=(0.0, 0.0))
+    b.add_torque("T", "rod", lambda t: jnp.where(t > 0.05, jnp.nan, 0.0))
+    return b.build()
+
+
+def test_a_law_that_returns_nan_mid_run_stops_the_run_there_naming_it(nan_torque_pendulum):
+    """Not after max_steps: at the step where the NaN appears, as RESULTS.not_finite, with the
+    element and the time (adaptive and constant steps)."""
+    m = nan_torque_pendulum
+    with pytest.warns(UserWarning, match=r"Cause: at t = 0\.05: force element 'T' returned NaN"):
+        sol = jmbs.simulate(m, 0.1, throw=False, reactions=False)
+    assert sol.result == jmbs.RESULTS.not_finite
+    assert int(sol.stats["num_steps"]) < 500
+    done = np.isfinite(np.asarray(sol.ts))
+    assert np.all(np.isfinite(np.asarray(sol.q)[done]))
+    with pytest.raises(RuntimeError, match=r"became NaN or infinite.*Cause: at t = 0\.05: force "
+                                           r"element 'T' returned NaN or infinity"):
+        jmbs.simulate(m, 0.1, reactions=False)
+    with pytest.warns(UserWarning, match=r"at t = 0\.06: force element 'T'"):
+        sol = jmbs.simulate(m, 0.1, dt0=0.01, throw=False, reactions=False)
+    assert sol.result == jmbs.RESULTS.not_finite and int(sol.stats["num_steps"]) == 6
+
+
 # ----------------------------------------------------------------------------------
 # simulate, reactions
 # ----------------------------------------------------------------------------------
@@ -788,6 +839,35 @@ TS = jnp.linspace(0.0, 0.01, 3)
     pytest.param({"saveat": jnp.array([0.01, 0.005, 0.0])}, r"saveat .*increasing", id="saveat-decreasing"),
     pytest.param({"saveat": jnp.array([0.0, jnp.nan, 0.01])}, r"saveat .*NaN", id="saveat-nan"),
     pytest.param({"saveat": jnp.zeros((2, 2))}, r"saveat .*1-D", id="saveat-2d"),
+    # Integration options: named on the host, not from inside the compiled run.
+    pytest.param({"dt0": -0.1}, r"dt0 = -0.1 points away from t1; it must be positive", id="dt0-negative"),
+    pytest.param({"dt0": 0.0}, r"dt0 must be a finite non-zero step, got 0", id="dt0-zero"),
+    pytest.param({"dt0": NAN}, r"dt0 must be a finite non-zero step, got nan", id="dt0-nan"),
+    pytest.param({"dt0": jnp.ones(2)}, r"dt0 must be a scalar step, got shape \(2,\)", id="dt0-shape"),
+    pytest.param({"t1": -0.01, "saveat": -TS, "backward": True, "dt0": 1e-3},
+                 r"dt0 = 0.001 points away from t1; it must be negative \(a backward run", id="dt0-backward"),
+    pytest.param({"max_steps": 0}, r"max_steps must be at least 1, got 0", id="max-steps-zero"),
+    pytest.param({"max_steps": 10.5}, r"max_steps must be an int, got 10.5", id="max-steps-float"),
+    pytest.param({"max_steps": None}, r"max_steps=None needs an adjoint other than", id="max-steps-none"),
+    pytest.param({"stepsize_controller": diffrax.PIDController(rtol=-1e-6, atol=1e-8)},
+                 r"stepsize_controller\.rtol must be non-negative, got -1e-06", id="rtol-negative"),
+    pytest.param({"stepsize_controller": diffrax.PIDController(rtol=1e-6, atol=NAN)},
+                 r"stepsize_controller\.atol must be a finite non-negative number", id="atol-nan"),
+    pytest.param({"stepsize_controller": diffrax.PIDController(rtol=0.0, atol=0.0)},
+                 r"rtol = atol = 0, a tolerance no step can meet", id="tolerances-zero"),
+    pytest.param({"stepsize_controller": diffrax.PIDController(rtol=1e-6, atol=1e-6, dtmin=1.0,
+                                                                dtmax=0.1)},
+                 r"dtmin = 1 is above dtmax = 0.1", id="dtmin-above-dtmax"),
+    pytest.param({"stepsize_controller": diffrax.ConstantStepSize()},
+                 r"ConstantStepSize\(\) needs the step dt0=", id="constant-steps-without-dt0"),
+    pytest.param({"solver": diffrax.Euler()}, r"solver Euler gives no error estimate, so the adaptive "
+                 r"stepsize_controller PIDController cannot choose steps", id="euler-adaptive"),
+    pytest.param({"solver": diffrax.SemiImplicitEuler(), "dt0": 1e-3},
+                 r"solver SemiImplicitEuler integrates split or stochastic terms", id="split-solver"),
+    pytest.param({"saveat": diffrax.SaveAt(ts=TS, fn=lambda t, y, args: y[0])},
+                 r"saveat must save the states themselves", id="saveat-fn"),
+    pytest.param({"saveat": diffrax.SaveAt(ts=jnp.array([0.0, 0.5]))}, r"saveat .*\[t0, t1\]",
+                 id="saveat-object-beyond-t1"),
 ])
 def test_simulate_rejects(pendulum, kwargs, match):
     special = {"nan": lambda x: x.at[0].set(jnp.nan), "inf": lambda x: x.at[0].set(jnp.inf),

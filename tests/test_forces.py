@@ -258,6 +258,34 @@ def test_friction_on_a_joint_whose_reaction_is_not_unique_is_refused():
         jmbs.reactions(allowed, allowed.q0, allowed.v0)
 
 
+def test_viscous_friction_needs_neither_a_unique_reaction_nor_a_radius():
+    """Purely viscous friction (coulomb=0) on the joint whose reaction is not unique runs
+    without a radius and moves the mechanism as a rotational damper of the same
+    coefficient on that joint does (an element that never reads the reaction)."""
+    def model(damping_element):
+        b = ModelBuilder(dim=2, gravity=(0.0, -G))
+        cranks = [examples.planar_rod(b, f"crank{k}", (k, 0), (k, 1)) for k in range(3)]
+        coupler = examples.planar_rod(b, "coupler", (0, 1), (2, 1), mass=2.0)
+        for k, c in enumerate(cranks):
+            b.add_revolute(f"O{k}", b.ground, c, point=(k, 0.0))
+            b.add_revolute(f"B{k}", c, coupler, point=(k, 1.0))
+        b.add_spring_damper("S", "ground", "coupler", (-1.0, 1.0), (1.0, 1.0), stiffness=20.0,
+                            rest_length=1.5)
+        damping_element(b)
+        return b.build()
+
+    friction = model(lambda b: b.add_joint_friction("f", "O2", coulomb=0.0, viscous=0.8))
+    damper = model(lambda b: b.add_rotational_spring_damper("d", "O2", stiffness=0.0,
+                                                            damping=0.8))
+    ts = np.linspace(0.0, 1.0, 6)
+    sol = jmbs.simulate(friction, 1.0, saveat=ts, stepsize_controller=TIGHT)
+    ref = jmbs.simulate(damper, 1.0, saveat=ts, stepsize_controller=TIGHT)
+    np.testing.assert_allclose(np.asarray(sol.q), np.asarray(ref.q), atol=1e-8)
+    np.testing.assert_allclose(np.asarray(sol.work), np.asarray(ref.work), atol=1e-8)
+    assert float(sol.work[-1]) < -1e-3  # the friction did dissipate
+    assert not bool(np.any(sol.reactions.is_unique("O2")))
+
+
 @pytest.mark.parametrize("formulation", [jmbs.Elimination(), jmbs.Pseudoinverse(),
                                          jmbs.AugmentedLagrangian()])
 def test_formulations_agree_on_a_spring_loaded_redundant_mechanism(formulation):

@@ -177,13 +177,18 @@ class ForceElements:
         """Friction along the free coordinate of `joint`:
         `-(viscous c' + coulomb |R| radius tanh(c' / velocity_scale))`, `|R|` the
         magnitude of the joint's reaction force and `radius` the pin radius (m) of a
-        rotation (none on a slide).
+        rotation (none on a slide). Purely viscous friction (`coulomb=0`) needs no
+        radius (left out, it is 0: the Coulomb part stays zero even if
+        `"<name>.coulomb"` is raised later by `Model.with_params`; give a radius to
+        vary it).
 
-        Friction on a joint whose reaction is not unique leaves the motion itself
-        undetermined by the rigid model (its value depends on how the formulation
-        splits the redundant reactions): `jmbs.simulate` and `jmbs.reactions` refuse it,
-        naming the joint, unless `allow_nonunique=True` (then with a warning). Model
-        the compliance instead (a bushing, or `jmbs.Penalty`).
+        Coulomb friction on a joint whose reaction is not unique leaves the motion
+        itself undetermined by the rigid model (its value depends on how the
+        formulation splits the redundant reactions): `jmbs.simulate` and
+        `jmbs.reactions` refuse it, naming the joint, unless `allow_nonunique=True`
+        (then with a warning). Model the compliance instead (a bushing, or
+        `jmbs.Penalty`). Viscous friction does not depend on the reaction: it is
+        accepted on any joint.
         """
         where = f"joint_friction {name!r}"
         self._check_new_name(name)
@@ -191,10 +196,12 @@ class ForceElements:
         values = {"coulomb": self._non_negative(coulomb, "coulomb", where),
                   "viscous": self._non_negative(viscous, "viscous", where)}
         if coordinate == "angle":
-            if radius is None:
-                raise ValueError(f"{where}: friction in the rotation of {joint!r} needs the pin "
-                                 "radius= (m) that turns the reaction force into a torque")
-            values["radius"] = self._non_negative(radius, "radius", where)
+            if radius is None and values["coulomb"] > 0:
+                raise ValueError(f"{where}: Coulomb friction in the rotation of {joint!r} needs "
+                                 "the pin radius= (m) that turns the reaction force into a "
+                                 "torque (purely viscous friction, coulomb=0, needs none)")
+            # Purely viscous without a radius: the Coulomb part stays zero (radius 0).
+            values["radius"] = 0.0 if radius is None else self._non_negative(radius, "radius", where)
         elif radius is not None:
             raise ValueError(f"{where}: a slide has no pin radius; leave radius out")
         values["velocity_scale"] = self._non_negative(velocity_scale, "velocity_scale", where)

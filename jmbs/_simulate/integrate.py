@@ -24,6 +24,7 @@ from .._reactions import build_reactions
 from .._solvability.base import AbstractSolvabilityMethod
 from .._stabilization.base import AbstractStabilization
 from .._stabilization.projection import project
+from . import health
 from .solution import RESULTS, Solution
 
 
@@ -70,10 +71,11 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
               q0, v0, initial_tol, max_steps):
     """Project the initial state and integrate.
 
-    Returns `(ts, qs, vs, work, result, stats, q0, v0)` with the projected initial
-    state and the saved states as the integrator interpolated them (`solution`
-    projects them); `work` is that of the force elements' non-conservative part
-    (zero without force elements).
+    Returns `(ts, qs, vs, work, result, stats, q0, v0, stopped)` with the projected
+    initial state and the saved states as the integrator interpolated them
+    (`solution` projects them); `work` is that of the force elements'
+    non-conservative part (zero without force elements); `stopped` the `(t, q, v)`
+    where a non-finite field stopped the run (`t` NaN otherwise).
     """
     args = (model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0, q0,
             v0, initial_tol, max_steps)
@@ -118,19 +120,25 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
     far = off > initial_tol * mechanism_size(model, q0)
     q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
     y0 = (q0, v0) + ((jnp.zeros(()),) if model.force_groups else ())
+    backsolve = isinstance(adjoint, diffrax.BacksolveAdjoint)
     out = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field), stabilization.wrap_solver(solver), t0, t1, dt0, y0,
-        Args(model, formulation, stabilization), saveat=saveat, stepsize_controller=controller,
-        adjoint=adjoint, max_steps=max_steps, throw=False)
+        diffrax.ODETerm(vector_field), health.wrap(stabilization.wrap_solver(solver), t0, t1), t0,
+        t1, dt0, y0, Args(model, formulation, stabilization),
+        saveat=saveat if backsolve else health.solver_state_saved(saveat),
+        stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=False)
     ts, (qs, vs) = out.ts, out.ys[:2]
     work = out.ys[2] if model.force_groups else jnp.zeros(ts.shape)
-    # A failed projection of a step comes out of diffrax as its nonlinear_divergence.
+    stopped = ((jnp.asarray(jnp.nan), q0, v0) if backsolve else
+               jax.tree.map(jax.lax.stop_gradient, out.solver_state[1]))
+    # A failed projection of a step comes out of diffrax as its nonlinear_divergence, a
+    # non-finite field as nonfinite (`health.FiniteSolver`).
     result = RESULTS.promote(out.result)
     result = RESULTS.where(result == RESULTS.nonlinear_divergence, RESULTS.projection_failed, result)
+    result = RESULTS.where(result == RESULTS.nonfinite, RESULTS.not_finite, result)
     result = RESULTS.where(ok0, result, RESULTS.initial_projection_failed)
     result = RESULTS.where(far, RESULTS.initial_state_off, result)
     result = RESULTS.where(valid_design(model), result, RESULTS.invalid_design)
-    return ts, qs, vs, work, result, out.stats, q0, v0
+    return ts, qs, vs, work, result, out.stats, q0, v0, stopped
 
 
 def valid_design(model: Model) -> Array:

@@ -22,9 +22,10 @@ from .._solvability.report import decisions_at
 from .._stabilization.base import AbstractStabilization, Unstabilized
 from .._stabilization.projection import Projection
 from .._stepper.regularized_euler import RegularizedEuler
+from . import health, options
 from .fixed_step import simulate_fixed_step
 from .integrate import integrate, solution
-from .solution import Solution, failures
+from .solution import RESULTS, Solution, failures
 
 # The default stabilization, told apart from one given (a fixed-step solver refuses that).
 _PROJECTION = Projection()
@@ -101,8 +102,13 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     **Returns:** a `Solution`.
 
     **Raises:**
-    - `ValueError` for bad options (not a diffrax solver, controller or
-      adjoint; `initial_tol` not positive), shapes (`saveat` not 1-D), and
+    - `ValueError` for bad options, each named, before anything is compiled: not
+      a diffrax solver, controller or adjoint; a split or stochastic solver; an
+      adaptive controller with a solver without error estimates;
+      `ConstantStepSize` without `dt0`; `dt0` zero, not finite or pointing away
+      from `t1`; `max_steps` not an int >= 1; controller tolerances negative, not
+      finite or both zero, `dtmin > dtmax`; a `diffrax.SaveAt` with `fn`;
+      `initial_tol` not positive; shapes (`saveat` not 1-D), and
       (concrete input) non-finite `t0`, `t1`, `saveat` or initial state, `t1 = t0`,
       `t1 < t0` without `backward=True`, save
       times outside `[t0, t1]` or out of order, or an initial configuration farther than `initial_tol`
@@ -151,6 +157,9 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         solver = _resolve_tolerances(solver, stepsize_controller)
     adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
     stabilization.check_adjoint(adjoint)
+    options.check_solver(solver)
+    options.check_controller(stepsize_controller, solver, dt0)
+    options.check_max_steps(max_steps, adjoint)
     q0 = model.q0 if q0 is None else jnp.asarray(q0, dtype=float)
     v0 = model.v0 if v0 is None else jnp.asarray(v0, dtype=float)
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
@@ -166,10 +175,15 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         if float(t1) < float(t0) and not backward:
             raise ValueError(f"jmbs.simulate: t1 = {float(t1):g} is before t0 = {float(t0):g}; to "
                              "integrate backward in time pass backward=True, else check the sign")
+    options.check_dt0(dt0, t0, t1)
     if saveat is None:  # NumPy where concrete: no device program for it
         saveat = (jnp if is_traced(t0, t1) else np).linspace(t0, t1, 101)
     if not isinstance(saveat, diffrax.SaveAt):
         saveat = diffrax.SaveAt(ts=_check_saveat(jnp.asarray(saveat, dtype=float), t0, t1))
+    else:
+        options.check_saveat(saveat)
+        if saveat.subs.ts is not None:
+            _check_saveat(jnp.asarray(saveat.subs.ts), t0, t1)
     t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
     concrete = not is_traced(model, q0, v0, t0)
     off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else None
@@ -180,7 +194,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
 
     # The run: one program, whatever the input.
-    ts, qs, vs, work, result, stats, q0p, v0p = integrate(
+    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
         None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
         jnp.asarray(initial_tol, float), max_steps)
@@ -192,7 +206,13 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
         dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
         warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
                       f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
-    if concrete and reactions and not is_traced(sol.ts):
+    where = health.stopped_at(stopped) if concrete else None
+    breach = (health.watch(model, prepared, method, sol, stepsize_controller, stabilization, q_on,
+                           t0, int(sol.stats["num_accepted_steps"]))
+              if concrete and where is None and not is_traced(sol.ts) else None)
+    if breach is not None and not np.any(failures(sol.result)):
+        sol = eqx.tree_at(lambda s: s.result, sol, getattr(RESULTS, breach[0]))
+    if concrete and reactions and not is_traced(sol.ts) and breach is None:
         generic, events = sol.singular_configurations()
         at_start = any(kind == "at" and t == float(sol.ts[0]) for t, kind in events)
         warn_singular("jmbs.simulate", generic, events, note=(
@@ -201,11 +221,15 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
             f".prepare(model, q, t)) or state rank={generic}" if at_start else ""))
     hint = ""
     failed = failures(sol.result)
-    if concrete and np.any(failed):
+    if where is not None:
+        hint = f"Cause: {health.name_nonfinite(model, *where)}."
+    elif breach is not None:
+        hint = f"Cause: {breach[1]}."
+    elif concrete and np.any(failed):
         hint = _singular_start(model, method, q_on, t0)
         hint = f"Cause: {hint}." if hint else _conflict_on_the_way(model, sol, t1)
-        if hint and not throw:
-            warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
+    if hint and not throw:
+        warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
     if throw:
         sol = fail_if(sol, failed,
                       "jmbs.simulate failed; run with throw=False and read Solution.message",

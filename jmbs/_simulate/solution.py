@@ -24,8 +24,10 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
         "reduce the step size or the tolerances."
     )
     not_finite = (
-        "The state became NaN or infinite; the leading matrix may be singular (check the "
-        "eliminated rows, or a singular configuration) or the steps too large."
+        "The state or its rate became NaN or infinite, whatever the step: a force element, "
+        "force law or driver motion returned NaN or infinity (the warning or exception names "
+        "it and the time), or the leading matrix is singular (check the eliminated rows, or a "
+        "singular configuration)."
     )
     initial_state_off = (
         "The initial configuration violates the constraints by more than initial_tol x the "
@@ -34,6 +36,22 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
     initial_projection_failed = (
         "The initial state could not be projected onto the constraints; assemble it first "
         "with jmbs.assemble(model, q0)."
+    )
+    energy_drift = (
+        "The run's energy balance broke: energy minus the work of the non-conservative forces "
+        "moved more than the step-size controller's tolerance allows over the steps taken (the "
+        "warning or exception says when, by how much); tighten the tolerances, or look for a "
+        "force that feeds energy in."
+    )
+    rank_changed = (
+        "The rank of the rigid rows of C rose above the mechanism's rank at the start: the motion "
+        "left the mechanism's branch (locked into another assembly); see the warning or "
+        "exception for the time and the joint."
+    )
+    reactions_unexplained = (
+        "A reaction grew far beyond the loads acting (gravity, inertia, the start's reactions): a "
+        "locked or singular configuration holds it, or a force that reads the reactions feeds "
+        "it; see the warning or exception for the time and the joint."
     )
     invalid_design = (
         "The model's values are not a physical design: a mass or inertia that is not "
