@@ -126,45 +126,82 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
                                    throw=throw, initial_tol=initial_tol, reactions=reactions,
                                    uniqueness=uniqueness, max_steps=max_steps,
                                    **{k: True for k in given})
-
-    # Set-up: defaults and options.
-    formulation = default_formulation(model) if formulation is None else formulation
+    # Set-up on the host: defaults and checks of static data, the formulation's init.
     stabilization = Unstabilized() if stabilization is None else stabilization
     if not isinstance(stabilization, AbstractStabilization):
         raise ValueError(f"stabilization must be None, jmbs.Baumgarte(...), jmbs.Projection() or "
                          f"another jmbs.AbstractStabilization; got {stabilization!r}")
     method = resolve_method(default_uniqueness(model) if uniqueness is None else uniqueness, model)
-    solver = diffrax.Tsit5() if solver is None else solver
-    for name, x, kind, what in (
-            ("solver", solver, diffrax.AbstractSolver, "solver (e.g. diffrax.Tsit5())"),
-            ("stepsize_controller", stepsize_controller, diffrax.AbstractStepSizeController,
-             "step-size controller (e.g. diffrax.PIDController(rtol=1e-8, atol=1e-8))"),
-            ("adjoint", adjoint, diffrax.AbstractAdjoint,
-             "adjoint (e.g. diffrax.RecursiveCheckpointAdjoint())")):
-        if x is not None and not isinstance(x, kind):
-            raise ValueError(f"jmbs.simulate: {name} must be a diffrax {what}, got {x!r}")
+    solver, stepsize_controller, adjoint = _integration_options(solver, stepsize_controller, adjoint,
+                                                                dt0, max_steps, stabilization)
     check_positive("jmbs.simulate", "initial_tol", initial_tol)
-    if stepsize_controller is None:
-        stepsize_controller = (diffrax.PIDController(rtol=1e-8, atol=1e-8) if dt0 is None
-                               else diffrax.ConstantStepSize())
-    if isinstance(stepsize_controller, diffrax.PIDController):
-        # Tolerances as arrays: a new value then reuses the compiled program.
-        stepsize_controller = eqx.tree_at(lambda c: (c.rtol, c.atol), stepsize_controller,
-                                          (as_float(stepsize_controller.rtol),
-                                           as_float(stepsize_controller.atol)))
-    if isinstance(solver, diffrax.AbstractImplicitSolver) and isinstance(
-            stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
-        solver = _resolve_tolerances(solver, stepsize_controller)
-    adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
-    stabilization.check_adjoint(adjoint)
-    options.check_solver(solver)
-    options.check_controller(stepsize_controller, solver, dt0)
-    options.check_max_steps(max_steps, adjoint)
     q0 = model.q0 if q0 is None else jnp.asarray(q0, dtype=float)
     v0 = model.v0 if v0 is None else jnp.asarray(v0, dtype=float)
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
         raise ValueError(f"q0 and v0 must have shapes ({model.nq},) and ({model.nv},); got "
                          f"{q0.shape} and {v0.shape}")
+    saveat = _times(t0, t1, dt0, saveat, backward)
+    t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
+    concrete = not is_traced(model, q0, v0, t0)
+    off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else None
+    # The rank is decided on the constraints: at a start slightly off them, redundant
+    # rows are only nearly dependent.
+    q_on = q0 if off is None else assemble(model, q0, t0, throw=False)
+    formulation = default_formulation(model) if formulation is None else formulation
+    prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
+    check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
+
+    # The run: one program, whatever the input.
+    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
+        model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
+        None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
+        jnp.asarray(initial_tol, float), max_steps)
+    sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
+                   result, stats)
+
+    # Finish on the host: the warning for a projected start, the run's health, failures.
+    if off is not None:
+        dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
+        warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
+                      f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
+    if not concrete:
+        return _raise_if_failed(sol, "", throw)
+    return _diagnose(model, sol, prepared, method, stabilization, stepsize_controller, q_on, t0, t1,
+                     stopped, reactions, throw)
+
+
+def _integration_options(solver, controller, adjoint, dt0, max_steps, stabilization):
+    """`(solver, step-size controller, adjoint)` with their defaults, checked on the host."""
+    solver = diffrax.Tsit5() if solver is None else solver
+    for name, x, kind, what in (
+            ("solver", solver, diffrax.AbstractSolver, "solver (e.g. diffrax.Tsit5())"),
+            ("stepsize_controller", controller, diffrax.AbstractStepSizeController,
+             "step-size controller (e.g. diffrax.PIDController(rtol=1e-8, atol=1e-8))"),
+            ("adjoint", adjoint, diffrax.AbstractAdjoint,
+             "adjoint (e.g. diffrax.RecursiveCheckpointAdjoint())")):
+        if x is not None and not isinstance(x, kind):
+            raise ValueError(f"jmbs.simulate: {name} must be a diffrax {what}, got {x!r}")
+    if controller is None:
+        controller = (diffrax.PIDController(rtol=1e-8, atol=1e-8) if dt0 is None
+                      else diffrax.ConstantStepSize())
+    if isinstance(controller, diffrax.PIDController):
+        # Tolerances as arrays: a new value then reuses the compiled program.
+        controller = eqx.tree_at(lambda c: (c.rtol, c.atol), controller,
+                                 (as_float(controller.rtol), as_float(controller.atol)))
+    if isinstance(solver, diffrax.AbstractImplicitSolver) and isinstance(
+            controller, diffrax.AbstractAdaptiveStepSizeController):
+        solver = _resolve_tolerances(solver, controller)
+    adjoint = diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint
+    stabilization.check_adjoint(adjoint)
+    options.check_solver(solver)
+    options.check_controller(controller, solver, dt0)
+    options.check_max_steps(max_steps, adjoint)
+    return solver, controller, adjoint
+
+
+def _times(t0, t1, dt0, saveat, backward: bool) -> diffrax.SaveAt:
+    """The save times as a `diffrax.SaveAt` (default 101 from `t0` to `t1`), with `t0`,
+    `t1`, `dt0` and the save times checked on the host."""
     for name, t in (("t0", t0), ("t1", t1)):
         if np.ndim(t) != 0:
             raise ValueError(f"jmbs.simulate: {name} must be a scalar time, got shape {np.shape(t)}")
@@ -179,40 +216,24 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     if saveat is None:  # NumPy where concrete: no device program for it
         saveat = (jnp if is_traced(t0, t1) else np).linspace(t0, t1, 101)
     if not isinstance(saveat, diffrax.SaveAt):
-        saveat = diffrax.SaveAt(ts=_check_saveat(jnp.asarray(saveat, dtype=float), t0, t1))
-    else:
-        options.check_saveat(saveat)
-        if saveat.subs.ts is not None:
-            _check_saveat(jnp.asarray(saveat.subs.ts), t0, t1)
-    t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
-    concrete = not is_traced(model, q0, v0, t0)
-    off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else None
-    # The rank is decided on the constraints: at a start slightly off them, redundant
-    # rows are only nearly dependent.
-    q_on = q0 if off is None else assemble(model, q0, t0, throw=False)
-    prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
-    check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
+        return diffrax.SaveAt(ts=_check_saveat(jnp.asarray(saveat, dtype=float), t0, t1))
+    options.check_saveat(saveat)
+    if saveat.subs.ts is not None:
+        _check_saveat(jnp.asarray(saveat.subs.ts), t0, t1)
+    return saveat
 
-    # The run: one program, whatever the input.
-    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
-        model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
-        None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
-        jnp.asarray(initial_tol, float), max_steps)
-    sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
-                   result, stats)
 
-    # Finish: the warning for a projected start, then failures.
-    if off is not None:
-        dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
-        warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
-                      f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
-    where = health.stopped_at(stopped) if concrete else None
-    breach = (health.watch(model, prepared, method, sol, stepsize_controller, stabilization, q_on,
-                           t0, int(sol.stats["num_accepted_steps"]))
-              if concrete and where is None and not is_traced(sol.ts) else None)
+def _diagnose(model, sol, prepared, method, stabilization, controller, q_on, t0, t1, stopped,
+              reactions: bool, throw: bool):
+    """After a run on concrete input: its health (a breach becomes the result), the
+    singular configurations it passed, and the cause of a failure in words."""
+    where = health.stopped_at(stopped)
+    breach = (health.watch(model, prepared, method, sol, controller, stabilization, q_on, t0,
+                           int(sol.stats["num_accepted_steps"]))
+              if where is None and not is_traced(sol.ts) else None)
     if breach is not None and not np.any(failures(sol.result)):
         sol = eqx.tree_at(lambda s: s.result, sol, getattr(RESULTS, breach[0]))
-    if concrete and reactions and not is_traced(sol.ts) and breach is None:
+    if reactions and not is_traced(sol.ts) and breach is None:
         generic, events = sol.singular_configurations()
         at_start = any(kind == "at" and t == float(sol.ts[0]) for t, kind in events)
         warn_singular("jmbs.simulate", generic, events, note=(
@@ -220,22 +241,26 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
             f"rank {generic} of the motion; prepare it away from the start (formulation"
             f".prepare(model, q, t)) or state rank={generic}" if at_start else ""))
     hint = ""
-    failed = failures(sol.result)
     if where is not None:
         hint = f"Cause: {health.name_nonfinite(model, *where)}."
     elif breach is not None:
         hint = f"Cause: {breach[1]}."
-    elif concrete and np.any(failed):
+    elif np.any(failures(sol.result)):
         hint = _singular_start(model, method, q_on, t0)
         hint = f"Cause: {hint}." if hint else _conflict_on_the_way(model, sol, t1)
     if hint and not throw:
-        warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=2)
-    if throw:
-        sol = fail_if(sol, failed,
-                      "jmbs.simulate failed; run with throw=False and read Solution.message",
-                      lambda: f"jmbs.simulate failed: {sol.message}{' ' + hint if hint else ''} "
-                              "(run with throw=False to inspect the partial result)")
-    return sol
+        warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=3)
+    return _raise_if_failed(sol, hint, throw)
+
+
+def _raise_if_failed(sol: Solution, hint: str, throw: bool) -> Solution:
+    """The one error path: with `throw`, a failed run raises its message and cause."""
+    if not throw:
+        return sol
+    return fail_if(sol, failures(sol.result),
+                   "jmbs.simulate failed; run with throw=False and read Solution.message",
+                   lambda: f"jmbs.simulate failed: {sol.message}{' ' + hint if hint else ''} "
+                           "(run with throw=False to inspect the partial result)")
 
 
 def _conflict_on_the_way(model: Model, sol: Solution, t1) -> str:
