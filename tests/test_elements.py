@@ -1,4 +1,8 @@
-"""Every element type: C = Phi_q N, Gamma against finite differences, relative dof."""
+"""Every element type: C = Phi_q N, Gamma against finite differences, relative dof.
+
+`C = Phi_q N` here differentiates jmbs's own `Phi`, so it cannot catch a wrong `Phi`;
+tests/test_element_formulas.py checks `Phi`, `C` and `b` against textbook formulas
+written independently of the element classes."""
 
 import jax
 import jax.numpy as jnp
