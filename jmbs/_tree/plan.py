@@ -213,8 +213,37 @@ def make_plan(model: Model, tree=None) -> Plan:
 
 
 def _make_plan(model: Model, tree) -> Plan:
-    nb, nvb = model.n_bodies, NV[model.dim]
+    nb = model.n_bodies
     root = _bisect(list(range(nb)), _graph(model)) if tree is None else _user_tree(model, tree)
+    nodes, leaves = _annotate(root)
+    _place_rows(model, leaves)
+    by_height: dict[int, list[Node]] = {}
+    for node in nodes:
+        node.index = len(by_height.setdefault(node.height, []))
+        by_height[node.height].append(node)
+    rows_all, bodies_all = block_layout(model)
+    moving = bodies_all < nb
+    entry_pick = np.flatnonzero(moving)
+    entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
+    levels = _levels(model, by_height, entry_rows, entry_bodies)
+    # Element criteria: the element's wrench on each of its moving bodies, read at that
+    # body's leaf (whose F rows are every row touching the body).
+    pairs = []
+    for k, (spec, (a, b)) in enumerate(zip(model.element_specs, model.element_rows)):
+        for x in sorted({x for x in spec.bodies if x < nb}):
+            leaf = leaves[x]
+            pairs.append((k, leaf.index, [leaf.pos[r] for r in range(a, b)]))
+    m_max = max((len(p[2]) for p in pairs), default=1)
+    fill = levels[0].J + levels[0].B
+    return Plan(model.dim, model.nc, model.nv, nb, entry_rows, entry_bodies, entry_pick,
+                tuple(levels), tuple(nodes),
+                np.array([p[0] for p in pairs], dtype=np.int64),
+                np.array([p[1] for p in pairs], dtype=np.int64),
+                _pad([p[2] for p in pairs], m_max, fill), len(model.element_specs))
+
+
+def _annotate(root: Node) -> tuple[list[Node], dict[int, Node]]:
+    """The nodes in post-order with their depths and heights set, and the leaf of every body."""
     nodes = _post_order(root)
     leaves: dict[int, Node] = {}
     for node in reversed(nodes):  # parents before children: depths
@@ -225,13 +254,16 @@ def _make_plan(model: Model, tree) -> Plan:
             leaves[node.body] = node
         else:
             node.height = 1 + max(c.height for c in node.children)
-    ground_leaf = leaves.get(nb)
+    return nodes, leaves
 
-    # Each element is eliminated at the lowest node holding its moving bodies (and the
-    # ground, where the tree names it); below that, its rows are handle rows.
+
+def _place_rows(model: Model, leaves: dict[int, Node]) -> None:
+    """Each element is eliminated at the lowest node holding its moving bodies (and the
+    ground, where the tree names it); below that, its rows are handle rows."""
+    nb = model.n_bodies
+    ground_leaf = leaves.get(nb)
     for spec, (a, b) in zip(model.element_specs, model.element_rows):
-        moving = sorted({x for x in spec.bodies if x < nb})
-        at = [leaves[x] for x in moving]
+        at = [leaves[x] for x in sorted({x for x in spec.bodies if x < nb})]
         if ground_leaf is not None and nb in spec.bodies:
             at.append(ground_leaf)
         top = _lca(at)
@@ -241,18 +273,12 @@ def _make_plan(model: Model, tree) -> Plan:
                 n.rows_B += range(a, b)
                 n = n.parent
 
-    by_height: dict[int, list[Node]] = {}
-    for node in nodes:
-        node.index = len(by_height.setdefault(node.height, []))
-        by_height[node.height].append(node)
 
-    rows_all, bodies_all = block_layout(model)
-    moving = bodies_all < nb
-    entry_pick = np.flatnonzero(moving)
-    entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
-    P = len(entry_pick)
+def _levels(model: Model, by_height: dict[int, list[Node]], entry_rows, entry_bodies) -> list[Level]:
+    """One `Level` per height: the nodes' rows (connection rows first, padded), and where
+    each node's factor comes from (the blocks at the leaves, the children's handles above)."""
+    nvb, P = NV[model.dim], len(entry_rows)
     entry_of = {(int(r), int(b)): k for k, (r, b) in enumerate(zip(entry_rows, entry_bodies))}
-
     levels, widths = [], {}
     for h in range(max(by_height) + 1):
         group = by_height.get(h, [])
@@ -269,41 +295,30 @@ def _make_plan(model: Model, tree) -> Plan:
                     entries[i, k] = entry_of.get((int(r), n.body), P)
             cols, sources, offset = nvb, (), 0
         else:
-            entries, sides = None, []
-            for side in (0, 1):
-                per_source = {}
-                for i, n in enumerate(group):
-                    c = n.children[side]
-                    handle = {r: k for k, r in enumerate(c.rows_B)}
-                    up = [handle.get(int(r), levels[c.height].B) for r in rows[i]]
-                    down = [n.pos[r] for r in c.rows_B]
-                    down += [J + B] * (levels[c.height].B - len(down))
-                    per_source.setdefault(c.height, []).append((i, c.index, up, down))
-                sides.append(tuple(
-                    (src, *(np.array([x[k] for x in items], dtype=np.int64) for k in range(4)))
-                    for src, items in sorted(per_source.items())))
-            offset = max(widths[src] for src, *_ in sides[0])
-            cols = offset + max(widths[src] for src, *_ in sides[1])
-            sources = tuple(sides)
+            entries = None
+            sources = tuple(_sources(group, levels, rows, J + B, side) for side in (0, 1))
+            offset = max(widths[src] for src, *_ in sources[0])
+            cols = offset + max(widths[src] for src, *_ in sources[1])
         W = min(cols, B)
         widths[h] = W
         levels.append(Level(len(group), J, B, cols, W, rows, entries, sources, offset))
+    return levels
 
-    # Element criteria: the element's wrench on each of its moving bodies, read at that
-    # body's leaf (whose F rows are every row touching the body).
-    pairs = []
-    leaf_level = levels[0]
-    for k, (spec, (a, b)) in enumerate(zip(model.element_specs, model.element_rows)):
-        for x in sorted({x for x in spec.bodies if x < nb}):
-            leaf = leaves[x]
-            pairs.append((k, leaf.index, [leaf.pos[r] for r in range(a, b)]))
-    m_max = max((len(p[2]) for p in pairs), default=1)
-    fill = leaf_level.J + leaf_level.B
-    return Plan(model.dim, model.nc, model.nv, nb, entry_rows, entry_bodies, entry_pick,
-                tuple(levels), tuple(nodes),
-                np.array([p[0] for p in pairs], dtype=np.int64),
-                np.array([p[1] for p in pairs], dtype=np.int64),
-                _pad([p[2] for p in pairs], m_max, fill), len(model.element_specs))
+
+def _sources(group: list[Node], levels: list[Level], rows, width: int, side: int) -> tuple:
+    """Per source height, the nodes whose child on `side` sits there: `(height, node,
+    child's index, up: where each of the node's rows is among the child's handles,
+    down: where each handle is among the node's rows)`."""
+    per_source = {}
+    for i, n in enumerate(group):
+        c = n.children[side]
+        handle = {r: k for k, r in enumerate(c.rows_B)}
+        up = [handle.get(int(r), levels[c.height].B) for r in rows[i]]
+        down = [n.pos[r] for r in c.rows_B]
+        down += [width] * (levels[c.height].B - len(down))
+        per_source.setdefault(c.height, []).append((i, c.index, up, down))
+    return tuple((src, *(np.array([x[k] for x in items], dtype=np.int64) for k in range(4)))
+                 for src, items in sorted(per_source.items()))
 
 
 @dataclasses.dataclass(frozen=True)
