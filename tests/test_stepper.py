@@ -124,3 +124,17 @@ def test_bricard_paper_002():
     assert set(projected["step_rank"]) == {29}
     # Compliance makes every reaction unique; the rigid, projected run has none unique.
     assert compliant["unique"].all() and not projected["unique"].any()
+
+
+def test_simulate_with_the_stepper_vmaps_and_differentiates(hanging):
+    """`jmbs.simulate(solver=RegularizedEuler(...))` under `jax.vmap` over compliances
+    (against the closed-form sag) and `jax.grad` (against its derivative m g)."""
+    def sag(c):
+        sol = jmbs.simulate(hanging, 1.0, solver=sag_solver(c), saveat=[0.0, 1.0])
+        return -1.0 - sol.q[-1, 1], sol.reactions.force("O")[-1, 1]
+
+    cs = jnp.array([1e-5, 1e-4])
+    sags, weights = jax.vmap(sag)(cs)
+    np.testing.assert_allclose(sags, cs * MASS * G, rtol=1e-8)
+    np.testing.assert_allclose(weights, MASS * G, rtol=1e-9)
+    assert float(jax.grad(lambda c: sag(c)[0])(1e-4)) == pytest.approx(MASS * G, rel=1e-6)
