@@ -34,8 +34,11 @@ def hanging():
     return b.build()
 
 
-def sag_solver(c, h=1e-3):
-    """Compliance `c` on the joint's vertical row, critically damped; the horizontal row rigid."""
+def sag_solver(c, h=1e-3, every_row=False):
+    """Compliance `c` on the joint's vertical row, critically damped; the horizontal row
+    rigid (a minimum-norm solve), or (`every_row`) compliant too (a Cholesky solve)."""
+    if every_row:
+        return jmbs.RegularizedEuler(h, compliance=c, damping=2 * jnp.sqrt(MASS / c))
     return jmbs.RegularizedEuler(h, compliance={"O.Fy": c}, damping={"O.Fy": 2 * jnp.sqrt(MASS / c)})
 
 
@@ -66,9 +69,10 @@ def test_vmap_over_compliance_matches_a_loop(hanging):
     np.testing.assert_allclose(batch[:, 1], -1.0 - cs * MASS * G, rtol=1e-8)
 
 
-def test_gradient_through_the_steps(hanging):
+@pytest.mark.parametrize("every_row", [False, True])
+def test_gradient_through_the_steps(hanging, every_row):
     def sag(c):
-        return -1.0 - run(hanging, sag_solver(c), 1000).q[1]
+        return -1.0 - run(hanging, sag_solver(c, every_row=every_row), 1000).q[1]
     c = 1e-4
     g = float(jax.grad(sag)(c))
     assert g == pytest.approx(MASS * G, rel=1e-6)  # d(c m g)/dc
@@ -120,3 +124,17 @@ def test_bricard_paper_002():
     assert set(projected["step_rank"]) == {29}
     # Compliance makes every reaction unique; the rigid, projected run has none unique.
     assert compliant["unique"].all() and not projected["unique"].any()
+
+
+def test_simulate_with_the_stepper_vmaps_and_differentiates(hanging):
+    """`jmbs.simulate(solver=RegularizedEuler(...))` under `jax.vmap` over compliances
+    (against the closed-form sag) and `jax.grad` (against its derivative m g)."""
+    def sag(c):
+        sol = jmbs.simulate(hanging, 1.0, solver=sag_solver(c), saveat=[0.0, 1.0])
+        return -1.0 - sol.q[-1, 1], sol.reactions.force("O")[-1, 1]
+
+    cs = jnp.array([1e-5, 1e-4])
+    sags, weights = jax.vmap(sag)(cs)
+    np.testing.assert_allclose(sags, cs * MASS * G, rtol=1e-8)
+    np.testing.assert_allclose(weights, MASS * G, rtol=1e-9)
+    assert float(jax.grad(lambda c: sag(c)[0])(1e-4)) == pytest.approx(MASS * G, rel=1e-6)

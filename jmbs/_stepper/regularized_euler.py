@@ -282,12 +282,6 @@ def _pinv_solve_jvp(rank, primals, tangents):
     return x, dx
 
 
-# Up to this many rows the Cholesky solve is done in array operations (`_cholesky`),
-# beyond it by LAPACK: its column loop's overhead then outweighs the per-matrix calls
-# (bench_stepper.py: A02, 242 rows, 80 steps/s with the array loop).
-_ARRAY_CHOLESKY_MAX = 48
-
-
 def _cholesky(A: Array) -> Array:
     """Lower Cholesky factor of a small positive definite `A`, column by column in
     array operations: under `jax.vmap` a batch of factorizations is a few vector
@@ -322,8 +316,6 @@ def _cholesky_solve(L: Array, b: Array) -> Array:
 def _solve(A: Array, rhs: Array, rigid: np.ndarray, rtol, rank: int | None) -> Array:
     """`A lambda = rhs`: Cholesky where every row is compliant (positive definite),
     else the minimum-norm solution on the rank decided by `rtol` (or given)."""
-    if not rigid.any() and A.shape[-1] > _ARRAY_CHOLESKY_MAX:
-        return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(A, lower=True), rhs)
     if not rigid.any():
         return _cholesky_solve(_cholesky(A), rhs)
     return _pinv_solve(A, rhs, jax.lax.stop_gradient(jnp.asarray(rtol, float)), rank)
