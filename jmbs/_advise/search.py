@@ -23,6 +23,7 @@ import numpy as np
 
 from .._assembly import constraint_matrix, gamma, generalized_forces, mass_matrix, phi, velocity_rhs
 from .._bodies import GROUND_Q, NQ, NV
+from .._display import html_table
 from .._joints.base import DeriveContext, DriverSpec
 from .._kinematics import nearby_configurations, velocity_units
 from .._linalg import numerical_rank
@@ -54,6 +55,13 @@ class Advice(list):
     def __init__(self, releases, message: str, redundancy: int, generic: bool = False):
         super().__init__(releases)
         self.message, self.redundancy, self.generic = message, redundancy, generic
+
+    def _repr_html_(self) -> str:
+        rows = [[k, "; ".join(r.sentences()), ", ".join(r.components), f"{r.cost:.2f}",
+                 f"{r.checks.get('reaction_difference', float('nan')):.1e}"]
+                for k, r in enumerate(self, 1)]
+        return html_table(["", "what to change", "released", "cost", "reaction check"], rows,
+                          caption=self.message)
 
     def __str__(self) -> str:
         lines = [self.message]
