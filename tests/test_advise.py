@@ -123,3 +123,30 @@ def test_overactuated_pendulum_driver_becomes_a_force_actuator():
     new = check_release(model, best, 1)
     assert name in new.force_names and name not in new.element_names
     assert float(new.params()[f"{name}.force"]) == 0.0
+
+
+def test_a_release_made_by_hand_applies_and_is_drawn(tmp_path):
+    """A pendulum also held by a rod from its pivot: its pivot in a horizontal slot
+    (the rod carries the force along it) is a release; apply keeps the names, the new
+    model is determinate, and the figure marks the released element."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import jmbs.plotting
+
+    b = jmbs.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_body("rod", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    b.add_revolute("O", b.ground, "rod", point=(0.0, 0.0))
+    b.add_distance("L", b.ground, "rod", point_i=(0.0, 0.0), point_j=(1.0, 0.0))
+    model = b.build()
+    sub = jmbs.Substitution("O", "revolute", "pin_in_slot", {"point": (0.0, 0.0), "axis": (1.0, 0.0)})
+    release = jmbs.Release(("O.Fx",), {"O": sub}, cost=12.0)
+    new = release.apply(model)
+    assert new.element_names == ("O", "L") and new.element("O").kind == "pin_in_slot"
+    rep = jmbs.solvability(new)
+    assert rep.redundancy == 0 and rep.dof == jmbs.solvability(model).dof == 1
+    assert "replace O (revolute) by a pin in slot joint" in release.sentences()[0]
+    ax = jmbs.plotting.plot_release(model, release)
+    assert any("O: revolute -> pin_in_slot" in t.get_text() for t in ax.texts)
+    ax.figure.savefig(tmp_path / "release.png")
+    assert "<table>" in release._repr_html_()

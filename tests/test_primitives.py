@@ -117,3 +117,42 @@ def test_primitives_compose_the_usual_joints():
     np.testing.assert_allclose(jmbs.phi(rev, q, 0.0), 0.0, atol=1e-10)
     assert np.linalg.matrix_rank(C1) == np.linalg.matrix_rank(C2) == 5
     assert np.linalg.matrix_rank(np.vstack([C1, C2])) == 5
+
+
+def test_primitives_round_trip_through_model_files(tmp_path):
+    """Every primitive is a model-file type (the file format reads ELEMENT_TYPES)."""
+    b = jmbs.ModelBuilder(dim=3)
+    for k, (kind, geometry) in enumerate({
+            "inline": dict(point=P, axis=A), "inplane": dict(point=P, normal=A),
+            "orientation": dict(point=P), "parallel_axes": dict(axis=A),
+            "perpendicular": dict(axes=(A, A2)), "planar": dict(point=P, normal=A)}.items()):
+        b.add_body(f"b{k}", mass=1.0, inertia=(0.1, 0.2, 0.3), position=RJ)
+        b.add_joint(kind, kind, b.ground, f"b{k}", **geometry)
+    model = b.build()
+    for suffix in ("yaml", "toml"):
+        again = jmbs.load(jmbs.save(model, tmp_path / f"primitives.{suffix}"))
+        assert again.element_specs == model.element_specs
+        np.testing.assert_array_equal(again.param_vector, model.param_vector)
+    b2 = jmbs.ModelBuilder(dim=2)
+    b2.add_body("s", mass=1.0, inertia=0.1, position=(1.0, 0.0))
+    b2.add_pin_in_slot("S", b2.ground, "s", point=(1.0, 0.0), axis=(1.0, 1.0))
+    planar = b2.build()
+    again = jmbs.load(jmbs.save(planar, tmp_path / "slot.yaml"))
+    assert again.element_specs == planar.element_specs
+
+
+def test_primitives_are_drawn(tmp_path):
+    """The figures read the kinds' markers and geometry from ELEMENT_TYPES."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import jmbs.plotting
+    b = jmbs.ModelBuilder(dim=3)
+    b.add_body("j", mass=1.0, inertia=(0.2, 0.1, 0.15), position=RJ)
+    b.add_inline("L", b.ground, "j", point=P, axis=A)
+    b.add_parallel_axes("Z", b.ground, "j", axis=A)
+    b.add_inplane("N", b.ground, "j", point=P, normal=A)
+    model = b.build()
+    ax = jmbs.plotting.plot_mechanism(model, model.q0, report=jmbs.solvability(model))
+    ax.figure.savefig(tmp_path / "primitives.png")
+    assert (tmp_path / "primitives.png").stat().st_size > 5_000

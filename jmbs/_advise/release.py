@@ -59,6 +59,14 @@ class Release:
     def __repr__(self) -> str:
         return f"Release({', '.join(self.components)}; cost {self.cost:.2f})"
 
+    def _repr_html_(self) -> str:
+        from .._display import html_table
+
+        rows = [[name, s.old_kind, s.kind, ", ".join(self.released(name)), s.sentence(self.released(name))]
+                for name, s in self.substitutions.items()]
+        return html_table(["element", "was", "becomes", "released", "what to change"], rows,
+                          caption=f"release of {len(self.components)} component(s), cost {self.cost:.2f}")
+
     def to_dict(self) -> dict:
         """A JSON-ready description (the command line's `--json`)."""
         subs = {name: {"from": s.old_kind, "to": s.kind, "swap_bodies": s.swap,

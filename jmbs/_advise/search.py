@@ -23,6 +23,7 @@ import numpy as np
 
 from .._assembly import constraint_matrix, gamma, generalized_forces, mass_matrix, phi, velocity_rhs
 from .._bodies import GROUND_Q, NQ, NV
+from .._display import html_table
 from .._joints.base import DeriveContext, DriverSpec
 from .._kinematics import nearby_configurations, velocity_units
 from .._linalg import numerical_rank
@@ -55,6 +56,13 @@ class Advice(list):
     def __init__(self, releases, message: str, redundancy: int, generic: bool = False):
         super().__init__(releases)
         self.message, self.redundancy, self.generic = message, redundancy, generic
+
+    def _repr_html_(self) -> str:
+        rows = [[k, "; ".join(r.sentences()), ", ".join(r.components), f"{r.cost:.2f}",
+                 f"{r.checks.get('reaction_difference', float('nan')):.1e}"]
+                for k, r in enumerate(self, 1)]
+        return html_table(["", "what to change", "released", "cost", "reaction check"], rows,
+                          caption=self.message)
 
     def __str__(self) -> str:
         lines = [self.message]
@@ -150,19 +158,17 @@ class _Rows:
         return out * self.unit
 
 
-def _rank_max(blocks: list[np.ndarray]) -> int:
-    """The largest rank over the samples (the generic rank)."""
+def _ranks(blocks: list[np.ndarray]) -> np.ndarray:
+    """The rank at each sample of the stacked row blocks, rows normalised."""
     C = np.concatenate(blocks, axis=1)
     norm = np.abs(C).max(axis=2, keepdims=True)
-    return max(numerical_rank(X) for X in C / np.where(norm > 0, norm, 1.0))
+    return np.array([numerical_rank(X) for X in C / np.where(norm > 0, norm, 1.0)])
 
 
-def _rank(blocks: list[np.ndarray]) -> int:
-    """The smallest rank over the samples of the stacked row blocks, rows normalised."""
-    C = np.concatenate(blocks, axis=1)
-    norm = np.abs(C).max(axis=2, keepdims=True)
-    C = C / np.where(norm > 0, norm, 1.0)
-    return min(numerical_rank(X) for X in C)
+def _rank(blocks: list[np.ndarray], regular: np.ndarray) -> int:
+    """The smallest rank over the regular samples (those at the generic rank: a sample
+    that happens to be singular says nothing about a release)."""
+    return int(_ranks(blocks)[regular].min())
 
 
 def _joint_points(model: Model) -> dict:
@@ -218,7 +224,7 @@ def _search(rows: _Rows, cands: dict[str, list[Option]], r: int, p: int, limit: 
                     continue
                 trial = chosen + [(names[i], opt)]
                 checks[0] += 1
-                if _rank(blocks(trial)) < r:
+                if _rank(blocks(trial), rows.regular) < r:
                     continue
                 if left == len(opt.released):
                     found.append(trial)
@@ -276,7 +282,7 @@ def _verify(model: Model, release: Release, rows: _Rows, r: int, unique: dict, r
     C = np.asarray(C)
     Cu = C * rows.unit  # the same bodies: the original's units
     norm = np.abs(Cu).max(axis=2, keepdims=True)
-    ranks = [numerical_rank(X) for X in Cu / np.where(norm > 0, norm, 1.0)]
+    ranks = np.array([numerical_rank(X) for X in Cu / np.where(norm > 0, norm, 1.0)])[rows.regular]
     closed = float(np.abs(np.asarray(residual)).max(initial=0.0))
     if new.nc != r or min(ranks) != r or new.nv - r != model.nv - r or closed > 1e-8:
         return None
@@ -294,7 +300,7 @@ def _verify(model: Model, release: Release, rows: _Rows, r: int, unique: dict, r
         worst = max(worst, float(np.abs(diff).max(initial=0.0)) / scale)
     if worst > REACTION_RTOL:
         return None
-    return {"redundancy": 0, "dof": model.nv - r, "rank_samples": len(rows.qs),
+    return {"redundancy": 0, "dof": model.nv - r, "rank_samples": int(rows.regular.sum()),
             "reaction_difference": worst}
 
 
@@ -336,7 +342,9 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
     t = as_time(t)
     rows = _Rows(model, _samples(model, q, t), t)
     rank_q, unique = _decisions_at(model, rows, q, t, method)
-    r = max(rank_q, _rank_max([rows.base[k] for k in model.element_names]))
+    base = _ranks([rows.base[k] for k in model.element_names])
+    r = max(rank_q, int(base.max()))
+    rows.regular = base == r
     p, generic = model.nc - r, rank_q < r
     at = (f"q is a singular configuration (rank {rank_q} there, generic rank {r}): the "
           "releases were decided at the generic rank. " if generic else "")
@@ -366,7 +374,8 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
         if len(out) == n:
             break
     said = (f"p = {p}: {len(out)} release(s) of exactly {p} component(s), each keeping the rank "
-            f"{r} at {len(rows.qs)} configurations along the motion and checked on the applied model.")
+            f"{r} at {int(rows.regular.sum())} configurations along the motion and checked on the "
+            "applied model.")
     if not out:
         said = (f"p = {p}: no catalogued substitution releases exactly {p} components without "
                 "changing the motion; release components of a user constraint by hand.")

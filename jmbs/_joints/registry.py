@@ -165,7 +165,7 @@ ELEMENT_TYPES: Mapping[str, ElementType] = MappingProxyType({t.kind: t for t in 
                 (_POINT, Geometry("axis", "axis", "i", description="the line, fixed in body i"))),
     ElementType("inplane", "joint", "in-plane", "_", {3: Inplane}, (_POINT, _NORMAL)),
     ElementType("orientation", "joint", "orientation", "8", {3: Orientation}, (_REPORT_POINT,)),
-    ElementType("parallel_axes", "joint", "parallel axes", "=", {3: ParallelAxes},
+    ElementType("parallel_axes", "joint", "parallel axes", "H", {3: ParallelAxes},
                 (Geometry("axis", "axis", "i", description="the common axis, fixed in both bodies"),
                  _REPORT_POINT)),
     ElementType("perpendicular", "joint", "perpendicular", "+", {3: Perpendicular},

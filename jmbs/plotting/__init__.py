@@ -4,6 +4,8 @@
 
 - `plot_mechanism(model, q)`: the mechanism with each joint marked by whether its
   reaction is unique (green), not unique (orange) or partly unique (half and half);
+- `plot_release(model, release)`: the same, with the components a `jmbs.advise`
+  release frees circled and labelled;
 - `plot_reactions(solution)`: reaction histories, non-unique ones dashed and labelled;
 - `plot_sweep(result)`: rank, redundancy and a uniqueness map along a sweep or path;
 - `animate(model, solution, "motion.gif")`: the motion with per-frame uniqueness.
@@ -15,6 +17,7 @@ Nothing here calls `plt.show()`; use a non-interactive backend (e.g.
 from .animation import animate as animate
 from .histories import plot_reactions as plot_reactions
 from .mechanism import plot_mechanism as plot_mechanism
+from .release import plot_release as plot_release
 from .sweep import plot_sweep as plot_sweep
 
-__all__ = ["animate", "plot_mechanism", "plot_reactions", "plot_sweep"]
+__all__ = ["animate", "plot_mechanism", "plot_reactions", "plot_release", "plot_sweep"]
