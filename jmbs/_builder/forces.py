@@ -87,11 +87,11 @@ class ForceElements:
         else:
             if stiffness is None:
                 raise ValueError(f"{where}: give stiffness= (N/m), or a law force=f(length, rate)")
-            values["stiffness"] = self._non_negative(stiffness, "stiffness", where)
-            values["damping"] = self._non_negative(damping, "damping", where)
+            values["stiffness"] = self._bounded("spring_damper", "stiffness", stiffness, where)
+            values["damping"] = self._bounded("spring_damper", "damping", damping, where)
         distance = float(np.linalg.norm(values["point_j"] - values["point_i"]))
         values["rest_length"] = (distance if rest_length is None
-                                 else self._non_negative(rest_length, "rest_length", where))
+                                 else self._bounded("spring_damper", "rest_length", rest_length, where))
         if distance < 1e-12 and (law is not None or values["rest_length"] > 0
                                  or values.get("damping", 0.0) > 0):
             raise ValueError(f"{where}: point_i and point_j coincide in the reference configuration, "
@@ -132,8 +132,8 @@ class ForceElements:
                  if coordinate == "angle" else
                  "slide; use a prismatic or cylindrical joint (or a rotational_spring_damper)"))
         rest_key = "rest_angle" if coordinate == "angle" else "rest_slide"
-        values = {"stiffness": self._non_negative(stiffness, "stiffness", where),
-                  "damping": self._non_negative(damping, "damping", where),
+        values = {"stiffness": self._bounded(kind, "stiffness", stiffness, where),
+                  "damping": self._bounded(kind, "damping", damping, where),
                   rest_key: validate.scalar(rest, rest_key, where)}
         return self._add_force(ForceSpec(kind, name, target.bodies, tuple(values), joint=joint,
                                          joint_kind=target.kind, coordinate=coordinate), values)
@@ -193,21 +193,19 @@ class ForceElements:
         where = f"joint_friction {name!r}"
         self._check_new_name(name)
         target, coordinate = self._joint_coordinate(joint, coordinate, where, "for friction to act on")
-        values = {"coulomb": self._non_negative(coulomb, "coulomb", where),
-                  "viscous": self._non_negative(viscous, "viscous", where)}
+        values = {"coulomb": self._bounded("joint_friction", "coulomb", coulomb, where),
+                  "viscous": self._bounded("joint_friction", "viscous", viscous, where)}
         if coordinate == "angle":
             if radius is None and values["coulomb"] > 0:
                 raise ValueError(f"{where}: Coulomb friction in the rotation of {joint!r} needs "
                                  "the pin radius= (m) that turns the reaction force into a "
                                  "torque (purely viscous friction, coulomb=0, needs none)")
             # Purely viscous without a radius: the Coulomb part stays zero (radius 0).
-            values["radius"] = 0.0 if radius is None else self._non_negative(radius, "radius", where)
+            values["radius"] = (0.0 if radius is None
+                                else self._bounded("joint_friction", "radius", radius, where))
         elif radius is not None:
             raise ValueError(f"{where}: a slide has no pin radius; leave radius out")
-        values["velocity_scale"] = self._non_negative(velocity_scale, "velocity_scale", where)
-        if values["velocity_scale"] == 0:
-            raise ValueError(f"{where}: velocity_scale must be positive (it smooths the sign of "
-                             "the velocity)")
+        values["velocity_scale"] = self._bounded("joint_friction", "velocity_scale", velocity_scale, where)
         return self._add_force(ForceSpec("joint_friction", name, target.bodies, tuple(values),
                                          joint=joint, joint_kind=target.kind,
                                          coordinate=coordinate,
@@ -245,10 +243,13 @@ class ForceElements:
         return frame
 
     @staticmethod
-    def _non_negative(value, what: str, where: str) -> float:
+    def _bounded(kind: str, what: str, value, where: str) -> float:
+        """A scalar argument of a force kind, checked against its record's bound."""
         x = validate.scalar(value, what, where)
-        if x < 0:
-            raise ValueError(f"{where}: {what} must be non-negative, got {x:g}")
+        arg = FORCE_TYPES[kind].argument(what)
+        if not arg.admits(x):
+            sign = "positive" if arg.bound == "positive" else "non-negative"
+            raise ValueError(f"{where}: {what} must be {sign}, got {x:g}")
         return x
 
     @staticmethod

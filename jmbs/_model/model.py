@@ -15,7 +15,7 @@ from jaxtyping import Array, Float
 from .. import _display
 from .._bodies import NQ, NV, body_qdot, point, reference_q, rotation
 from .._forces.base import ForceSpec
-from .._forces.registry import force_class
+from .._forces.registry import bounded_parameters, force_class
 from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .._joints.registry import group_class
 from .._misc import is_traced
@@ -23,8 +23,6 @@ from .validate import check_motion, numbers, unknown
 
 GROUND = "ground"
 # Force-element parameters that cannot be negative (checked where values are concrete).
-_NON_NEGATIVE = ("stiffness", "damping", "rest_length", "coulomb", "viscous", "radius",
-                 "velocity_scale")
 
 
 @dataclass(frozen=True)
@@ -295,9 +293,10 @@ class Model(eqx.Module):
                 arg = key.rpartition(".")[2]
                 if arg == "mass" and not np.all(value > 0):
                     raise ValueError(f"parameter {key!r}: a mass must be positive, got {value}")
-                if arg in _NON_NEGATIVE and key.partition(".")[0] in self.force_names \
-                        and not np.all(value >= 0):
-                    raise ValueError(f"parameter {key!r} must be non-negative, got {value}")
+                bound = dict(bounded_parameters(self.force_specs)).get(key)
+                if bound is not None and not bound.admits(value):
+                    raise ValueError(f"parameter {key!r} must be {bound.bound.replace('_', '-')}, "
+                                     f"got {value}")
             values[key] = value
         return derive(self.dim, self.body_specs, self.element_specs, values, self.force_specs)
 

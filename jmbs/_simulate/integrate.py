@@ -16,6 +16,7 @@ from jaxtyping import Array
 from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
 from .._bodies import mechanism_size
 from .._config import RUN_ONCE
+from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
 from .._misc import is_traced
@@ -144,8 +145,9 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
 def valid_design(model: Model) -> Array:
     """Traced: whether the model's values can describe a physical design (finite
     parameters and force-element values, positive masses, positive definite
-    inertias). Concrete values are checked on the host by `with_params`; this is the
-    check that a traced batch member gets, as its own result code."""
+    inertias, force-element values within their records' bounds). Concrete values are
+    checked on the host by `with_params`; this is the check that a traced batch member
+    gets, as its own result code."""
     leaves = [model.param_vector, *jax.tree.leaves(model.forces)]
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves
                                 if eqx.is_inexact_array(x)]))
@@ -158,7 +160,11 @@ def valid_design(model: Model) -> Array:
                - J[:, 0, 1] * (J[:, 1, 0] * J[:, 2, 2] - J[:, 1, 2] * J[:, 2, 0])
                + J[:, 0, 2] * (J[:, 1, 0] * J[:, 2, 1] - J[:, 1, 1] * J[:, 2, 0]))
         inertia = (J[:, 0, 0] > 0) & (minor2 > 0) & (det > 0)
-    return finite & jnp.all(model.mass > 0) & jnp.all(inertia)
+    params = model.params()
+    bounds = [params[key] > 0 if arg.bound == "positive" else params[key] >= 0
+              for key, arg in bounded_parameters(model.force_specs)]
+    forces = jnp.all(jnp.stack([jnp.all(b) for b in bounds])) if bounds else True
+    return finite & jnp.all(model.mass > 0) & jnp.all(inertia) & forces
 
 
 def solution(model, formulation, stabilization, method, ts, qs, vs, work, result, stats) -> Solution:

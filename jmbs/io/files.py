@@ -123,8 +123,11 @@ def _problems(errors: list[dict], data, line, label: str) -> str:
     for err, loc in located:
         if err["type"] == "missing" and loc:
             missing.setdefault(loc[:-1], []).append(str(loc[-1]))
-    out = []
+    out, seen = [], set()
     for err, loc in sorted(located, key=lambda e: e[0]["type"] != "extra_forbidden"):
+        if loc in seen:  # one problem per field: a union's members each report the same value
+            continue
+        seen.add(loc)
         field = ".".join(map(str, loc)) or "(top level)"
         if err["type"] == "extra_forbidden" and loc:
             close = difflib.get_close_matches(str(loc[-1]), missing.get(loc[:-1], [])
@@ -133,9 +136,7 @@ def _problems(errors: list[dict], data, line, label: str) -> str:
             message = f"unknown field {str(loc[-1])!r}; {hint} (see docs/model-files.md)"
         else:
             message = _explain(err)
-        text = f"{_at(label, line(loc))}: {field}: {message}"
-        if text not in out:
-            out.append(text)
+        out.append(f"{_at(label, line(loc))}: {field}: {message}")
     if len(out) == 1:
         return out[0]
     return (f"{out[0]} (and {len(out) - 1} more problem{'s' * (len(out) > 2)} below)\n"
@@ -227,6 +228,8 @@ def _strip_tags(data, loc: tuple) -> tuple:
     for part in loc:
         if isinstance(node, dict) and node.get("type") == part and part not in node:
             continue  # the tag of a union member, e.g. 'revolute'
+        if not isinstance(node, dict | list):
+            break  # past the value: the rest names a member of a type union ('float', ...)
         out.append(part)
         node = node[part] if isinstance(node, dict | list) and _has(node, part) else None
     return tuple(out)
@@ -505,17 +508,9 @@ def _element(spec, p: dict, names: tuple[str, ...]) -> tuple:
 
 
 def _force_unit(spec, key: str) -> str | None:
-    """The unit of a force element's value, for the saved file's comments."""
-    rot = spec.coordinate == "angle"
-    by_key = {"point": "m", "point_i": "m", "point_j": "m", "rest_length": "m", "rest_angle": "rad",
-              "rest_slide": "m", "radius": "m", "coulomb": "friction coefficient", "torque": "N m",
-              "viscous": "N m s/rad" if rot else "N s/m", "velocity_scale": "rad/s" if rot else "m/s",
-              "force": ("N m" if rot else "N") if spec.kind == "actuator" else "N"}
-    by_kind = {"spring_damper": {"stiffness": "N/m", "damping": "N s/m"},
-               "rotational_spring_damper": {"stiffness": "N m/rad", "damping": "N m s/rad"},
-               "slide_spring_damper": {"stiffness": "N/m", "damping": "N s/m"},
-               "bushing": {"stiffness": "N/m, then N m/rad", "damping": "N s/m, then N m s/rad"}}
-    return by_kind.get(spec.kind, {}).get(key, by_key.get(key))
+    """The unit of a force element's value, for the saved file's comments (its record's)."""
+    arg = next((a for a in FORCE_TYPES[spec.kind].arguments if a.name == key), None)
+    return None if arg is None else arg.unit_for(spec.coordinate)
 
 
 def _force(spec, p: dict, names: tuple[str, ...]) -> tuple:

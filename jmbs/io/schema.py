@@ -101,84 +101,51 @@ Element = Annotated[Union[tuple(ENTRIES.values())], Field(discriminator="type")]
 
 
 # ----- force elements (`forces:`; the builder's add_<type> arguments) -----
+# Generated from `FORCE_TYPES`' argument records (units, bounds, shapes), as the joint
+# entries are from `ELEMENT_TYPES`; only what a record does not say is written here.
 Law = Number | Vector | str
-_LAW = ("N (a vector), N m (a torque), as a number, or an expression of t (s) in a string; "
-        "Python functions cannot be written into a file")
+_LAW = ("as a number, or an expression of t (s) in a string; Python functions cannot be "
+        "written into a file")
+_FRAME = Literal["global", "body"] | None
+_COORDINATE = Literal["angle", "slide"] | None
+# The connection fields of each `ForceType.on`, and the fields a record does not describe.
+_ON = {"body": {"body": (str, ...)}, "bodies": {"bodies": (Pair, Field(description=_BODIES))}}
+_EXTRA = {"force": {"frame": (_FRAME, None)}, "torque": {"frame": (_FRAME, None)},
+          "actuator": {"coordinate": (_COORDINATE, None)},
+          "joint_friction": {"coordinate": (_COORDINATE, None), "allow_nonunique": (bool | None, None)}}
+# Optional arguments (a default in the builder); the others are required.
+_OPTIONAL = {"point", "damping", "rest_length", "rest_angle", "rest_slide", "viscous", "radius",
+             "velocity_scale"}
+_JOINT = {"rotational_spring_damper": "a revolute or cylindrical joint",
+          "slide_spring_damper": "a prismatic or cylindrical joint"}
 
 
-class ForceEntry(_Entry):
-    type: Literal["force"]
-    body: str
-    force: Law = Field(description=_LAW)
-    point: Vector | None = Field(None, description="m, where it acts (default: the centre of mass)")
-    frame: Literal["global", "body"] | None = None
+def _force_field(kind: str, arg) -> tuple:
+    """The field of one argument record: its type by shape, its bound, its unit."""
+    bound = {"non_negative": {"ge": 0}, "positive": {"gt": 0}}.get(arg.bound)
+    num = Annotated[float, Strict(), Field(**bound)] if bound else Number  # the bound per number
+    annotation = {"scalar": num, "vector": list[num], "components": num | list[num],
+                  "law": (num | str) if kind == "actuator" else Law}[arg.shape]
+    unit = arg.unit if arg.unit_slide is None else f"{arg.unit} (rotation) or {arg.unit_slide} (slide)"
+    text = ", ".join(x for x in (unit, arg.description, _LAW if arg.shape == "law" else "") if x)
+    if arg.name in _OPTIONAL:
+        return annotation | None, Field(None, description=text)
+    return annotation, Field(description=text)
 
 
-class TorqueEntry(_Entry):
-    type: Literal["torque"]
-    body: str
-    torque: Law = Field(description=_LAW)
-    frame: Literal["global", "body"] | None = None
+def _force_entry(ftype) -> type[_Entry]:
+    fields = {"type": (Literal[ftype.kind], ...)}
+    if ftype.on == "joint":
+        fields["joint"] = (str, Field(description=_JOINT[ftype.kind]) if ftype.kind in _JOINT else ...)
+    else:
+        fields.update(_ON[ftype.on])
+    fields.update({a.name: _force_field(ftype.kind, a) for a in ftype.arguments})
+    fields.update(_EXTRA.get(ftype.kind, {}))
+    name = "".join(w.capitalize() for w in ftype.kind.split("_")) + "Entry"
+    return create_model(name, __base__=_Entry, **fields)
 
 
-class SpringDamperEntry(_Entry):
-    type: Literal["spring_damper"]
-    bodies: Pair = Field(description=_BODIES)
-    point_i: Vector = Field(description="m, on body i")
-    point_j: Vector = Field(description="m, on body j")
-    stiffness: Number = Field(ge=0, description="N/m")
-    damping: Number | None = Field(None, ge=0, description="N s/m (default 0)")
-    rest_length: Number | None = Field(None, ge=0, description="m (default: the reference distance)")
-
-
-class RotationalSpringDamperEntry(_Entry):
-    type: Literal["rotational_spring_damper"]
-    joint: str = Field(description="a revolute or cylindrical joint")
-    stiffness: Number = Field(ge=0, description="N m/rad")
-    damping: Number | None = Field(None, ge=0, description="N m s/rad (default 0)")
-    rest_angle: Number | None = Field(None, description="rad (default 0)")
-
-
-class SlideSpringDamperEntry(_Entry):
-    type: Literal["slide_spring_damper"]
-    joint: str = Field(description="a prismatic or cylindrical joint")
-    stiffness: Number = Field(ge=0, description="N/m")
-    damping: Number | None = Field(None, ge=0, description="N s/m (default 0)")
-    rest_slide: Number | None = Field(None, description="m (default 0)")
-
-
-class BushingEntry(_Entry):
-    type: Literal["bushing"]
-    bodies: Pair = Field(description=_BODIES)
-    point: Vector = Field(description="m")
-    stiffness: Number | Vector = Field(description="N/m, then N m/rad; one or one per component")
-    damping: Number | Vector | None = Field(None, description="N s/m, then N m s/rad (default 0)")
-
-
-class ActuatorEntry(_Entry):
-    type: Literal["actuator"]
-    joint: str
-    force: Number | str = Field(description="N m (rotation) or N (slide), a number or an "
-                                            "expression of t (s)")
-    coordinate: Literal["angle", "slide"] | None = None
-
-
-class JointFrictionEntry(_Entry):
-    type: Literal["joint_friction"]
-    joint: str
-    coulomb: Number = Field(ge=0, description="friction coefficient")
-    viscous: Number | None = Field(None, ge=0, description="N m s/rad or N s/m (default 0)")
-    radius: Number | None = Field(None, ge=0, description="m, pin radius (rotations)")
-    velocity_scale: Number | None = Field(None, gt=0, description="rad/s or m/s, of the "
-                                                                  "regularised sign")
-    coordinate: Literal["angle", "slide"] | None = None
-    allow_nonunique: bool | None = None
-
-
-FORCE_ENTRIES = {e.model_fields["type"].annotation.__args__[0]: e for e in (
-    ForceEntry, TorqueEntry, SpringDamperEntry, RotationalSpringDamperEntry, SlideSpringDamperEntry,
-    BushingEntry, ActuatorEntry, JointFrictionEntry)}
-assert set(FORCE_ENTRIES) == set(FORCE_TYPES), "every force kind needs its entry here"
+FORCE_ENTRIES = {kind: _force_entry(t) for kind, t in FORCE_TYPES.items()}
 Force = Annotated[Union[tuple(FORCE_ENTRIES.values())], Field(discriminator="type")]  # noqa: UP007
 
 

@@ -142,9 +142,8 @@ class Layout:
         self.kinds = {s.name: s.kind for s in model.element_specs}
         self.wheels: set[str] = set()
         params = {k: np.asarray(v, dtype=float) for k, v in model.params().items()}
-        nb = model.n_bodies
-        r0, R0 = _reference_poses(model, params)
-        ground = nb
+        self._nb = nb = model.n_bodies
+        self._r0, self._R0 = r0, R0 = _reference_poses(model, params)
         g = np.asarray(model.gravity, dtype=float)
         self.down = g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else -np.eye(self.dim)[self.dim - 1]
         if self.dim == 2:
@@ -154,74 +153,84 @@ class Layout:
             e = e - (e @ self.down) * self.down
             self.side = e / np.linalg.norm(e)
         self.up = -self.down
-
-        def local(body: int, p: np.ndarray) -> np.ndarray:
-            return R0[body].T @ (p - r0[body])
-
-        def grounded(p: np.ndarray, i: int, j: int) -> tuple | None:
-            """(point, towards the ground): down, or up where the body hangs from the point
-            in the reference configuration (kept for every q, so a symbol never flips)."""
-            if ground not in (i, j):
-                return None
-            body = j if i == ground else i
-            return p, self.up if (r0[body] - p) @ self.up < -1e-9 * np.abs(r0).max() else self.down
-
         elements: dict[str, _Element] = {}
         for spec in model.element_specs:
-            name, etype, (i, j) = spec.name, ELEMENT_TYPES[spec.kind], (spec.bodies[0], spec.bodies[-1])
-            body = {"i": i, "j": j}
-            geometry = [g for g in etype.geometry if g.name in spec.params]
-            points = [g for g in geometry if g.value == "point"]
-            ground_point, direction, rod = None, None, False
-            if etype.family == "driver":
-                anchors, attached = elements[spec.joint].anchors, ()
-            elif points and points[0].on == "both":  # a joint point, drawn on body j
-                p = params[f"{name}.{points[0].name}"]
-                anchors = ((j, local(j, p)),)
-                attached = ((i, local(i, p)), (j, local(j, p)))
-                ground_point = grounded(p, i, j)
-            elif points:  # points on one body each; two of them: a rod
-                at = [(body[g.on], params[f"{name}.{g.name}"]) for g in points]
-                anchors = attached = tuple((b, local(b, p)) for b, p in at)
-                on_ground = [p for b, p in at if b == ground]
-                ground_point = grounded(on_ground[0], i, j) if on_ground else None
-                rod = len(at) == 2
-            else:  # no point (a user constraint): draw it between its bodies
-                anchors = tuple((b, np.zeros(self.dim)) for b in spec.bodies if b != ground)
-                attached = ()
-            for g in geometry:
-                if g.value in ("axis", "direction") and self.dim in g.dims:
-                    e = params[f"{name}.{g.name}"]
-                    direction = (body[g.on], R0[body[g.on]].T @ (e / np.linalg.norm(e)))
-                    if g.value == "direction":
-                        self.wheels.add(name)
-            elements[name] = _Element(name, spec.kind, anchors, attached, ground_point, direction, rod)
+            elements[spec.name] = self._element(spec, params, elements)
         self._elements = elements
-        self._nb = nb
         # Force elements: where they attach, and a constant force's direction (body frame
         # where it turns with the body).
         self.force_kinds = {f.name: f.kind for f in model.force_specs}
-        self._forces = []
-        for f in model.force_specs:
-            keys = {k: params[f"{f.name}.{k}"] for k in f.params}
-            if f.kind == "spring_damper":
-                at = ((f.bodies[0], local(f.bodies[0], keys["point_i"])),
-                      (f.bodies[1], local(f.bodies[1], keys["point_j"])))
-            elif f.joint is not None:
-                at = elements[f.joint].anchors
-            else:
-                body = f.bodies[-1]
-                at = ((body, local(body, keys["point"]) if "point" in keys else np.zeros(self.dim)),)
-            direction = None
-            if f.kind == "force" and "force" in keys and np.linalg.norm(keys["force"]) > 0:
-                u = keys["force"] / np.linalg.norm(keys["force"])
-                direction = (f.bodies[0], u) if f.frame == "body" else (ground, R0[ground].T @ u)
-            self._forces.append((f.name, f.kind, at, direction))
-
+        self._forces = [self._force(f, params) for f in model.force_specs]
         pts = np.concatenate([r0[:nb], *(np.reshape([p for _, p in _globals(el.anchors, r0, R0)],
                                                     (-1, self.dim)) for el in elements.values())])
         size = float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0)))
         self.scale = size if size > 0 else 1.0
+
+    def _local(self, body: int, p: np.ndarray) -> np.ndarray:
+        """A global point of the reference configuration in `body`'s frame."""
+        return self._R0[body].T @ (p - self._r0[body])
+
+    def _grounded(self, p: np.ndarray, i: int, j: int) -> tuple | None:
+        """(point, towards the ground): down, or up where the body hangs from the point
+        in the reference configuration (kept for every q, so a symbol never flips)."""
+        ground = self._nb
+        if ground not in (i, j):
+            return None
+        body = j if i == ground else i
+        r0 = self._r0
+        return p, self.up if (r0[body] - p) @ self.up < -1e-9 * np.abs(r0).max() else self.down
+
+    def _element(self, spec, params: dict, elements: dict) -> _Element:
+        """Where an element is drawn: its anchors, the bodies it attaches to, its ground
+        symbol, its direction (an axis, or a wheel's rolling direction) and whether it is a rod."""
+        name, etype, (i, j) = spec.name, ELEMENT_TYPES[spec.kind], (spec.bodies[0], spec.bodies[-1])
+        ground, local = self._nb, self._local
+        body = {"i": i, "j": j}
+        geometry = [g for g in etype.geometry if g.name in spec.params]
+        points = [g for g in geometry if g.value == "point"]
+        ground_point, direction, rod = None, None, False
+        if etype.family == "driver":
+            anchors, attached = elements[spec.joint].anchors, ()
+        elif points and points[0].on == "both":  # a joint point, drawn on body j
+            p = params[f"{name}.{points[0].name}"]
+            anchors = ((j, local(j, p)),)
+            attached = ((i, local(i, p)), (j, local(j, p)))
+            ground_point = self._grounded(p, i, j)
+        elif points:  # points on one body each; two of them: a rod
+            at = [(body[g.on], params[f"{name}.{g.name}"]) for g in points]
+            anchors = attached = tuple((b, local(b, p)) for b, p in at)
+            on_ground = [p for b, p in at if b == ground]
+            ground_point = self._grounded(on_ground[0], i, j) if on_ground else None
+            rod = len(at) == 2
+        else:  # no point (a user constraint): draw it between its bodies
+            anchors = tuple((b, np.zeros(self.dim)) for b in spec.bodies if b != ground)
+            attached = ()
+        for g in geometry:
+            if g.value in ("axis", "direction") and self.dim in g.dims:
+                e = params[f"{name}.{g.name}"]
+                direction = (body[g.on], self._R0[body[g.on]].T @ (e / np.linalg.norm(e)))
+                if g.value == "direction":
+                    self.wheels.add(name)
+        return _Element(name, spec.kind, anchors, attached, ground_point, direction, rod)
+
+    def _force(self, f, params: dict) -> tuple:
+        """`(name, kind, anchors, direction)` of a force element."""
+        keys = {k: params[f"{f.name}.{k}"] for k in f.params}
+        local = self._local
+        if f.kind == "spring_damper":
+            at = ((f.bodies[0], local(f.bodies[0], keys["point_i"])),
+                  (f.bodies[1], local(f.bodies[1], keys["point_j"])))
+        elif f.joint is not None:
+            at = self._elements[f.joint].anchors
+        else:
+            body = f.bodies[-1]
+            at = ((body, local(body, keys["point"]) if "point" in keys else np.zeros(self.dim)),)
+        direction = None
+        if f.kind == "force" and "force" in keys and np.linalg.norm(keys["force"]) > 0:
+            u = keys["force"] / np.linalg.norm(keys["force"])
+            ground = self._nb
+            direction = (f.bodies[0], u) if f.frame == "body" else (ground, self._R0[ground].T @ u)
+        return f.name, f.kind, at, direction
 
     def scene(self, q) -> Scene:
         """The geometry at configuration `q` `(nq,)`."""
