@@ -115,6 +115,12 @@ def build(dim: int, kind: str, ground: bool) -> jmbs.Model:
         geometry["axes"] = (AXIS3, AXIS3_B)
     if base == "distance":
         geometry = {"point_i": P, "point_j": P + 0.5}
+    if base in ("inline", "parallel_axes") or (dim == 2 and base == "pin_in_slot"):
+        geometry["axis"] = axis
+    if base in ("inplane", "planar"):
+        geometry["normal"] = axis
+    if base == "perpendicular":
+        geometry["axes"] = (AXIS3, AXIS3_B)
     b.add_joint(base, "J", *bodies, **geometry)
     if coordinate:
         b.add_driver("D", joint="J", motion=lambda t: MOTION_AMPLITUDE * jnp.sin(MOTION_RATE * t),
@@ -167,6 +173,8 @@ def _planar_rows(base, coordinate, d, Ri, Ri0, Rj, Rj0, t):
     u = Ri @ (Ri0.T @ (AXIS2 / np.linalg.norm(AXIS2)))  # the slider axis, fixed in body i
     if base == "revolute":
         rows = list(d)
+    elif base == "pin_in_slot":  # the pin stays on the slot: no motion normal to it
+        rows = [np.array([-u[1], u[0]]) @ d]
     elif base == "weld":
         rows = [*d, rel]
     else:  # prismatic: no motion normal to the axis, no relative rotation
@@ -177,10 +185,13 @@ def _planar_rows(base, coordinate, d, Ri, Ri0, Rj, Rj0, t):
 
 
 def _spatial_rows(base, coordinate, d, Ri, Ri0, Rj, Rj0, t):
-    if base == "universal":
+    if base in ("universal", "perpendicular"):
         E = two_axes_frame(AXIS3, AXIS3_B)
         Ei, yj = Ri @ Ri0.T @ E, Rj @ Rj0.T @ E[:, 1]
-        return np.concatenate([Ei.T @ d, [-(Ei[:, 0] @ yj)]])
+        square = [-(Ei[:, 0] @ yj)]  # the first axis (on i) perpendicular to the second (on j)
+        return np.array(square) if base == "perpendicular" else np.concatenate([Ei.T @ d, square])
+    if base in ("inline", "inplane", "orientation", "parallel_axes", "planar"):
+        return _primitive_rows(base, d, Ri, Ri0, Rj, Rj0)
     E = np.eye(3) if base in ("spherical", "weld") else axis_frame(AXIS3)
     Ei, Ej = Ri @ Ri0.T @ E, Rj @ Rj0.T @ E   # the joint frame carried by body i, by body j
     (xi, yi, zi), (xj, zj) = Ei.T, (Ej[:, 0], Ej[:, 2])
@@ -193,6 +204,19 @@ def _spatial_rows(base, coordinate, d, Ri, Ri0, Rj, Rj0, t):
     elif coordinate == "slide":  # along z_i
         rows.append(zi @ d - motion(t))
     return np.array(rows)
+
+
+def _primitive_rows(base, d, Ri, Ri0, Rj, Rj0):
+    """Adams' joint primitives in the frame of their line (`inline`, `parallel_axes`: z
+    along the axis), of their plane (`inplane`, `planar`: z along the normal) or global
+    (`orientation`), carried by body i (and by body j for the rotations)."""
+    E = np.eye(3) if base == "orientation" else axis_frame(AXIS3)
+    Ei, Ej = Ri @ Ri0.T @ E, Rj @ Rj0.T @ E
+    (xi, yi, zi), (xj, zj) = Ei.T, (Ej[:, 0], Ej[:, 2])
+    parallel = [-(zj @ yi), zj @ xi]  # z of j along z of i
+    return np.array({"inline": [xi @ d, yi @ d], "inplane": [zi @ d],
+                     "orientation": [*parallel, xj @ yi], "parallel_axes": parallel,
+                     "planar": [zi @ d, *parallel]}[base])
 
 
 def _perturbed(dim, q, k, h):
@@ -211,8 +235,10 @@ def _perturbed(dim, q, k, h):
     return q
 
 
-PLANAR = ["revolute", "prismatic", "weld", "distance", "revolute+angle", "prismatic+slide"]
+PLANAR = ["revolute", "prismatic", "weld", "distance", "pin_in_slot", "revolute+angle",
+          "prismatic+slide"]
 SPATIAL = ["spherical", "revolute", "prismatic", "cylindrical", "universal", "weld", "distance",
+           "inline", "inplane", "orientation", "parallel_axes", "perpendicular", "planar",
            "revolute+angle", "prismatic+slide", "cylindrical+slide", "cylindrical+angle"]
 CASES = [(2, k) for k in PLANAR] + [(3, k) for k in SPATIAL]
 
