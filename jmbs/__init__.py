@@ -97,6 +97,7 @@ from ._stabilization.base import AbstractStabilization as AbstractStabilization
 from ._stabilization.baumgarte import Baumgarte as Baumgarte
 from ._stabilization.projection import Projection as Projection
 from ._stabilization.registry import STABILIZATIONS as STABILIZATIONS
+from ._threads import fair_share as fair_share
 from .io import ModelFileError as ModelFileError
 from .io import bundled_models as bundled_models
 from .io import load as load
