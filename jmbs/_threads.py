@@ -33,8 +33,8 @@ def fair_share() -> bool:
     """Run every XLA:CPU program of this process on one thread (see the module).
 
     Call it before the first JAX computation (it sets `XLA_FLAGS`, which XLA reads
-    when its CPU backend starts). The `jmbs` command, the test suite and the
-    benchmarks do. Returns whether it took effect: `False`, with a warning, if the
+    when its CPU backend starts). The `jmbs` command does; `bench_fair_share.py`
+    in benchmarks/ measures it. Returns whether it took effect: `False`, with a warning, if the
     backend had already started.
     """
     os.environ["XLA_FLAGS"] = fair_share_flags(os.environ.get("XLA_FLAGS", ""))
