@@ -98,6 +98,7 @@ from ._stabilization.registry import STABILIZATIONS as STABILIZATIONS
 from ._stepper.regularized_euler import RegularizedEuler as RegularizedEuler
 from ._stepper.regularized_euler import StepState as StepState
 from ._stepper.regularized_euler import step as step
+from ._threads import fair_share as fair_share
 from .io import ModelFileError as ModelFileError
 from .io import bundled_models as bundled_models
 from .io import load as load
@@ -140,11 +141,12 @@ __all__ = [
     "StateResult", "StaticResult", "StepState", "Substitution", "advise", "assemble", "batch_map",
     "bundled_models", "component_names", "consistent_velocity", "constraint_matrix",
     "constraint_terms", "dca_assembly", "default_formulation", "driver_path", "element_sets",
-    "enable_compilation_cache", "energy", "examples", "from_mjcf", "gamma", "generalized_forces",
-    "internal", "inverse_mass_matrix", "joint_coordinate_names", "joint_coordinates",
-    "kinematic_matrix", "kinematics", "kinetostatic_matrix", "load", "mass_matrix",
-    "mjcf_equality_force", "mjcf_state", "phi", "point_trajectory", "potential_energy", "qdot",
-    "reactions", "redundant_drivers", "retract", "rotations", "sample_configurations", "save",
-    "simulate", "solvability", "solvability_decisions", "solvability_path", "solvability_sweep",
-    "statics", "step", "time_path", "velocity_residual", "velocity_rhs",
+    "enable_compilation_cache", "energy", "examples", "fair_share", "from_mjcf", "gamma",
+    "generalized_forces", "internal", "inverse_mass_matrix", "joint_coordinate_names",
+    "joint_coordinates", "kinematic_matrix", "kinematics", "kinetostatic_matrix", "load",
+    "mass_matrix", "mjcf_equality_force", "mjcf_state", "phi", "point_trajectory",
+    "potential_energy", "qdot", "reactions", "redundant_drivers", "retract", "rotations",
+    "sample_configurations", "save", "simulate", "solvability", "solvability_decisions",
+    "solvability_path", "solvability_sweep", "statics", "step", "time_path", "velocity_residual",
+    "velocity_rhs",
 ]

@@ -36,6 +36,7 @@ from ._progress import tqdm
 from ._solvability.registry import METHODS, default_uniqueness
 from ._solvability.sweep import assemble_along, driver_names
 from ._stabilization.registry import STABILIZATIONS
+from ._threads import fair_share
 
 EXIT_CODES = """Exit codes: 0 success, 1 internal error (re-run with --debug), 2 usage error,
 3 bad model file or input, 4 numerical failure (assembly or simulation), 5 a demo check
@@ -552,9 +553,18 @@ def _fail(e: Exception, debug: bool) -> int:
     return code
 
 
+def _backend_started() -> bool:
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    return bridge is not None and bridge.backends_are_initialized()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the `jmbs` command with `argv` (default `sys.argv[1:]`); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    # One thread per XLA:CPU program: commands side by side share the cores (jmbs.fair_share);
+    # nothing is changed where the process already runs JAX (a test calling main in-process).
+    if not _backend_started():
+        fair_share()
     # The root option `--debug` (click accepts it only before the command).
     debug = "--debug" in argv
     formatwarning = warnings.formatwarning

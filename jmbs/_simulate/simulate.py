@@ -80,7 +80,14 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
       is unchanged); pass the solver's own `scan_kind` to choose otherwise.
     - `max_steps`: step limit.
     - `throw`: raise on failure; with `False`, `Solution.result` holds a
-      `jmbs.RESULTS` code per run (per batch element under `jax.vmap`).
+      `jmbs.RESULTS` code per run (per batch element under `jax.vmap`). A
+      concrete run is also watched at its saved states (energy balance against
+      the tolerance's bound, rank of the rigid rows, reactions against the
+      loads; docs/dynamics.md, *Health watch*): a breach is a failure of its own
+      (`RESULTS.energy_drift`, `rank_changed`, `reactions_unexplained`) with a
+      cause naming the time and the element. A force law, driver motion or state
+      that turns NaN stops the run at that step (`RESULTS.not_finite`, the
+      element named).
     - `q0`, `v0`: initial state (default `model.q0`, `model.v0`). It is always
       projected onto the constraints (inside the compiled run); a state off
       them gets a warning saying by how much it moved, and beyond
