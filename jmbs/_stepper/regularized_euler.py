@@ -20,7 +20,6 @@ where they are redundant, and its rank is decided at every step (`rtol`) unless
 given (`rank`), as a generic solver does, which is what locks the Bricard (paper 002).
 """
 
-import functools
 from collections.abc import Mapping
 
 import equinox as eqx
@@ -43,7 +42,7 @@ from .._assembly import (
 )
 from .._bodies import mechanism_size, retract
 from .._custom_types import RealScalarLike
-from .._linalg import PROJECTION_RTOL
+from .._linalg import PROJECTION_RTOL, min_norm_solve
 from .._misc import as_float, check_finite, is_traced
 from .._model import Model
 
@@ -213,6 +212,11 @@ class RegularizedEuler(eqx.Module):
         return _step(self, model, state)
 
 
+def _set(out: np.ndarray, rows: slice, value) -> np.ndarray:
+    out[rows] = value
+    return out
+
+
 def row_array(model: Model, x, what: str, xp=jnp):
     """Per-row values `(nc,)` from None (zeros), a number, an `(nc,)` array, or a
     mapping keyed by element or `"element.component"` (components override their
@@ -228,58 +232,10 @@ def row_array(model: Model, x, what: str, xp=jnp):
         return xp.broadcast_to(x, (model.nc,)) + xp.zeros(model.nc)
     out = xp.zeros(model.nc)
     for key in sorted(x, key=lambda k: "." in k):  # elements first, then components
-        name, _, comp = key.partition(".")
-        try:
-            info = model.element(name)
-        except ValueError as err:
-            raise ValueError(f"jmbs.RegularizedEuler({what}=...): {err}") from None
-        a, b = info.rows
-        if comp:
-            if comp not in info.components:
-                raise ValueError(f"jmbs.RegularizedEuler({what}=...): element {name!r} has no "
-                                 f"component {comp!r}; its components are "
-                                 f"{', '.join(info.components)}")
-            a += info.components.index(comp)
-            b = a + 1
-        value = xp.broadcast_to(xp.asarray(x[key], dtype=float), (b - a,))
-        if xp is np:
-            out[a:b] = value
-        else:
-            out = out.at[a:b].set(value)
+        rows = model.key_rows(key, f"jmbs.RegularizedEuler({what}=...)")
+        value = xp.broadcast_to(xp.asarray(x[key], dtype=float), (rows.stop - rows.start,))
+        out = out.at[rows].set(value) if xp is jnp else _set(out, rows, value)
     return out
-
-
-def _pinv_parts(A: Array, rtol, rank: int | None):
-    """`(U, inverse singular values, kept)` of the symmetric positive semidefinite `A`
-    (its SVD is its eigendecomposition: `jnp.linalg.eigh` costs ~40 ms for 30 x 30 on
-    this CPU, the SVD 0.6 ms)."""
-    U, s, _ = jnp.linalg.svd(A)  # descending
-    keep = (s > rtol * s[0]) if rank is None else (jnp.arange(s.size) < rank) & (s > 0)
-    return U, jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0), keep
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
-def _pinv_solve(A: Array, rhs: Array, rtol: Array, rank: int | None) -> Array:
-    U, inv, _ = _pinv_parts(A, rtol, rank)
-    return U @ (inv * (U.T @ rhs))
-
-
-@_pinv_solve.defjvp
-def _pinv_solve_jvp(rank, primals, tangents):
-    """Golub and Pereyra's derivative of `A^+ b` at constant rank (as `min_norm_solve`):
-    the singular vectors, whose derivatives do not exist where values repeat, are not
-    differentiated."""
-    A, b, rtol = primals
-    dA, db, _ = tangents
-    U, inv, keep = _pinv_parts(A, rtol, rank)
-
-    def pinv(y):
-        return U @ (inv * (U.T @ y))
-
-    x = pinv(b)
-    u = dA @ pinv(x)
-    dx = pinv(db - dA @ x) + pinv(pinv(dA @ (b - A @ x))) + u - U @ (keep * (U.T @ u))
-    return x, dx
 
 
 def _cholesky(A: Array) -> Array:
@@ -318,7 +274,7 @@ def _solve(A: Array, rhs: Array, rigid: np.ndarray, rtol, rank: int | None) -> A
     else the minimum-norm solution on the rank decided by `rtol` (or given)."""
     if not rigid.any():
         return _cholesky_solve(_cholesky(A), rhs)
-    return _pinv_solve(A, rhs, jax.lax.stop_gradient(jnp.asarray(rtol, float)), rank)
+    return min_norm_solve(A, rhs, rtol, rank)
 
 
 def _terms(model: Model, q: Array, t: Array) -> tuple[Array, Array, Array]:
@@ -345,7 +301,7 @@ def _project(model: Model, q: Array, v: Array, t: Array, tol, iterations: int):
     Minv = inverse_mass_matrix(model)
 
     def correction(C, err):
-        return -Minv @ C.T @ _pinv_solve(C @ Minv @ C.T, err, PROJECTION_RTOL, None)
+        return -Minv @ C.T @ min_norm_solve(C @ Minv @ C.T, err, PROJECTION_RTOL)
 
     def body(_, q):
         C = jnp.where(hol[:, None], constraint_matrix(model, q, t), 0.0)
