@@ -52,19 +52,7 @@ def row_values(model: Model, values, what: str, default: float | None = None) ->
         return np.full(model.nc, float(values))
     out = np.full(model.nc, np.nan if default is None else default)
     for key in sorted(values, key=lambda k: "." in k):  # elements first, then components
-        name, _, comp = key.partition(".")
-        try:
-            info = model.element(name)
-        except ValueError as err:
-            raise ValueError(f"{what}: {err}") from None
-        a, _ = info.rows
-        if comp:
-            if comp not in info.components:
-                raise ValueError(f"{what}: element {name!r} has no component {comp!r}; its "
-                                 f"components are {', '.join(info.components)}")
-            out[a + info.components.index(comp)] = float(values[key])
-        else:
-            out[model.rows(name)] = float(values[key])
+        out[model.key_rows(key, what)] = float(values[key])
     missing = sorted({model.element_of_row(i) for i in np.flatnonzero(np.isnan(out))})
     if missing:
         raise ValueError(f"{what} gives no value for the elements {', '.join(missing)}; give one "

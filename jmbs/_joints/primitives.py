@@ -19,56 +19,20 @@ spherical joint, a spherical joint without one force is an `inline` joint.
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 
 from .._bodies import dot, matvec
-from .._rotations import frame_from_axis
-from .base import local_frames, local_points
 from .spatial import (
     AbstractFrameJoint,
     SpatialUniversal,
     frame_components,
-    rotation_lock,
     rotations,
-    separation,
 )
 
 
-def primitive_frames(ctx, specs) -> jax.Array:
-    """Global joint frames from the primitive's `axis` (the line, the common axis) or
-    `normal` (the plane's), or the global axes for a primitive without either."""
-    for key in ("axis", "normal"):
-        if key in specs[0].params:
-            return jax.vmap(frame_from_axis)(ctx.stack(specs, key))
-    return jnp.broadcast_to(jnp.eye(3), (len(specs), 3, 3))
-
-
 class AbstractPrimitive(AbstractFrameJoint):
-    """A frame joint whose frame comes from `axis`, `normal` or the global axes, and
-    which may keep no position row (`orientation`, `parallel_axes`)."""
-
-    @classmethod
-    def derive(cls, specs, ctx):
-        P = ctx.stack(specs, "point")
-        E = primitive_frames(ctx, specs)
-        return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
-                   local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
-                   local_frames(ctx, specs, 0, E), local_frames(ctx, specs, 1, E))
-
-    def phi(self, qs, t):
-        pos, rot = self.position_rows, self.rotation_rows
-
-        def one(el, q):
-            R = rotations(q)
-            Ei = matvec(R[0], el.E_i)
-            parts = []
-            if pos:
-                parts.append(matvec(Ei.T, separation(q, R, el.s_i, el.s_j))[jnp.array(pos)])
-            if rot:
-                parts.append(rotation_lock(Ei, matvec(R[1], el.E_j))[jnp.array(rot)])
-            return jnp.concatenate(parts)
-
-        return jax.vmap(one)(self, qs)
+    """A frame joint whose frame comes from `axis`, `normal` or the global axes
+    (`joint_frames`), and which may keep no position row (`orientation`,
+    `parallel_axes`) or no rotation row (`inline`, `inplane`)."""
 
 
 class Inline(AbstractPrimitive):

@@ -20,10 +20,12 @@ from .base import AbstractHolonomic, DeriveContext, local_frames, local_points, 
 
 
 def joint_frames(ctx: DeriveContext, specs) -> Array:
-    """Global joint frames of frame joints: from their axis, or the global axes for
-    joints without one (spherical, weld)."""
-    if "axis" in specs[0].params:
-        return jax.vmap(frame_from_axis)(ctx.stack(specs, "axis"))
+    """Global joint frames of frame joints: `z` along their `axis` (a joint's axis, a
+    primitive's line or common axis) or `normal` (a primitive's plane), or the global
+    axes for joints with neither (spherical, weld, orientation)."""
+    for key in ("axis", "normal"):
+        if key in specs[0].params:
+            return jax.vmap(frame_from_axis)(ctx.stack(specs, key))
     return jnp.broadcast_to(jnp.eye(3), (len(specs), 3, 3))
 
 
@@ -81,11 +83,12 @@ class AbstractFrameJoint(AbstractHolonomic):
         def one(el, q):
             R = rotations(q)
             Ei = matvec(R[0], el.E_i)
-            rows = matvec(Ei.T, separation(q, R, el.s_i, el.s_j))[jnp.array(pos)]
+            rows = []  # a primitive may keep no position row, or no rotation row
+            if pos:
+                rows.append(matvec(Ei.T, separation(q, R, el.s_i, el.s_j))[jnp.array(pos)])
             if rot:
-                Ej = matvec(R[1], el.E_j)
-                rows = jnp.concatenate([rows, rotation_lock(Ei, Ej)[jnp.array(rot)]])
-            return rows
+                rows.append(rotation_lock(Ei, matvec(R[1], el.E_j))[jnp.array(rot)])
+            return jnp.concatenate(rows)
 
         return jax.vmap(one)(self, qs)
 

@@ -172,6 +172,23 @@ class Model(eqx.Module):
         a, b = self.element_rows[self.element_index(name)]
         return slice(a, b)
 
+    def key_rows(self, key: str, what: str) -> slice:
+        """Rows of `key`, an element name or `"element.component"`; a `ValueError` that
+        starts with `what` names the known elements or components otherwise."""
+        name, _, comp = key.partition(".")
+        try:
+            info = self.element(name)
+        except ValueError as err:
+            raise ValueError(f"{what}: {err}") from None
+        a, b = info.rows
+        if not comp:
+            return slice(a, b)
+        if comp not in info.components:
+            raise ValueError(f"{what}: element {name!r} has no component {comp!r}; its "
+                             f"components are {', '.join(info.components)}")
+        a += info.components.index(comp)
+        return slice(a, a + 1)
+
     def element_index(self, name: str) -> int:
         """Position of element `name` in `element_names` (a `ValueError` naming the known ones)."""
         names = self.element_names
