@@ -22,6 +22,7 @@ from jaxtyping import Array
 from .._assembly import group_inputs, phi
 from .._forces.base import LoadInputs
 from .._model import Model
+from .._rank import characteristic_lengths
 
 # A step this short (relative to the run's span) that still ends on NaN or infinity
 # means that no step size avoids it: the field itself is not finite there.
@@ -252,7 +253,7 @@ def _energy_scale(model: Model, sol, ok) -> float:
     r0 = q0.reshape(model.n_bodies, -1)[:, :model.dim]
     m, g = np.asarray(model.mass), np.asarray(model.gravity)
     springs = float(np.asarray(sol.energy)[ok][0]) - kinetic + float(np.sum(m * (r0 @ g)))
-    weight = float(np.sum(m * np.asarray(model.characteristic_lengths()))) * float(np.linalg.norm(g))
+    weight = float(np.sum(m * np.asarray(characteristic_lengths(model)))) * float(np.linalg.norm(g))
     work = float(np.max(np.abs(np.asarray(sol.work)[ok]), initial=0.0))
     return kinetic + abs(springs) + weight + work
 
@@ -268,7 +269,7 @@ def _energy_balance(model, prepared, sol, ok, controller, stabilization, num_ste
                    for s in model.element_specs)):
         return None  # drivers, compliance or Baumgarte exchange energy the balance does not count
     tol = max(float(np.max(controller.rtol)), float(np.max(controller.atol)))
-    balance = np.asarray(sol.energy - sol.work)[ok]
+    balance = (np.asarray(sol.energy) - np.asarray(sol.work))[ok]
     drift = np.abs(balance - balance[0])
     scale = _energy_scale(model, sol, ok)
     bound = ENERGY_SAFETY * tol * max(num_steps, 1) * scale + 1e-12 * scale
