@@ -105,6 +105,7 @@ from .io import load as load
 from .io import save as save
 from .io.mjcf import MJCFWarning as MJCFWarning
 from .io.mjcf import from_mjcf as from_mjcf
+from .io.mjcf import from_urdf as from_urdf
 from .io.mjcf import mjcf_equality_force as mjcf_equality_force
 from .io.mjcf import mjcf_state as mjcf_state
 
@@ -141,7 +142,8 @@ __all__ = [
     "StateResult", "StaticResult", "StepState", "Substitution", "advise", "assemble", "batch_map",
     "bundled_models", "component_names", "consistent_velocity", "constraint_matrix",
     "constraint_terms", "dca_assembly", "default_formulation", "driver_path", "element_sets",
-    "enable_compilation_cache", "energy", "examples", "fair_share", "from_mjcf", "gamma",
+    "enable_compilation_cache", "energy", "examples", "fair_share", "from_mjcf", "from_urdf",
+    "gamma",
     "generalized_forces", "internal", "inverse_mass_matrix", "joint_coordinate_names",
     "joint_coordinates", "kinematic_matrix", "kinematics", "kinetostatic_matrix", "load",
     "mass_matrix", "mjcf_equality_force", "mjcf_state", "phi", "point_trajectory",

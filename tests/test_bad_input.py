@@ -608,6 +608,102 @@ def test_saving_a_python_constraint_says_why(b2, tmp_path):
 
 
 # ----------------------------------------------------------------------------------
+# URDF robots (jmbs.from_urdf; MuJoCo compiles the file)
+# ----------------------------------------------------------------------------------
+
+INERTIAL = ('<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" '
+            'izz="0.1"/></inertial>')
+
+
+def urdf(*parts: str) -> str:
+    """A URDF robot `r` of these links and joints (`link(...)`, `joint(...)`)."""
+    return '<robot name="r">' + "".join(parts) + "</robot>"
+
+
+def link(name: str, body: str = INERTIAL) -> str:
+    return f'<link name="{name}">{body}</link>'
+
+
+def joint(name: str, kind: str, parent: str, child: str, extra: str = "") -> str:
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<axis xyz="0 0 1"/>{extra}</joint>')
+
+
+ARM2 = (link("base"), link("a"), joint("j", "continuous", "base", "a"))
+
+URDF_CASES = [
+    # (file content, from_urdf keyword arguments, what the message says)
+    pytest.param(urdf(link("base")), {}, "robot 'r': no link can move: it has 1 link(s) (base) and no "
+                 "joint, and the root link 'base' is fixed to the world; add a revolute, continuous or "
+                 "prismatic <joint>", id="one-link-no-joint"),
+    pytest.param(urdf(link("base"), link("a"), joint("f", "fixed", "base", "a")), {},
+                 "no link can move: it has 2 link(s) (base, a) and only fixed joints (f)", id="only-fixed"),
+    pytest.param(urdf(), {}, "robot 'r' has no <link>", id="no-link"),
+    pytest.param(urdf(*ARM2, link("c")), {}, "robot 'r' has 2 root links (base, c); a URDF robot is a "
+                 "tree with one root", id="two-roots"),
+    pytest.param(urdf(link("base"), link("arm"), joint("j", "continuous", "base", "amr")), {},
+                 "URDF joint 'j': its child link 'amr' is no <link> of the robot; did you mean 'arm'?",
+                 id="unknown-child-link"),
+    pytest.param(urdf(link("base"), link("a", ""), joint("j", "continuous", "base", "a")), {},
+                 "URDF link 'a' moves (URDF joint 'j') but has no mass: give it an <inertial>",
+                 id="moving-link-without-inertial"),
+    pytest.param(urdf(link("base"), link("a", INERTIAL.replace('iyy="0.1"', 'iyy="0.01"').replace(
+        'izz="0.1"', 'izz="0.01"')), joint("j", "continuous", "base", "a")), {},
+                 "URDF link 'a': its <inertia> is no rigid body's: the principal moments A, B, C must "
+                 "satisfy A + B >= C", id="inertia-not-physical"),
+    pytest.param(urdf(*ARM2, link("b"), joint("f", "floating", "a", "b")), {},
+                 "URDF joint 'f' is floating, but its parent link 'a' is not the root", id="floating-below"),
+    pytest.param(urdf(link("base"), link("a"), joint("j", "planar", "base", "a")), {},
+                 "URDF joint 'j' (base -> a) is planar: jmbs has no planar joint", id="planar-joint"),
+    pytest.param(urdf(link("base"), link("a"), joint("j", "hinge", "base", "a")), {},
+                 "URDF joint 'j' has the unknown type 'hinge'", id="unknown-joint-type"),
+    pytest.param(urdf(link("base"), link("a", INERTIAL + '<collision><geometry><mesh filename='
+                                         '"package://arm/meshes/a.stl"/></geometry></collision>'),
+                      joint("j", "continuous", "base", "a")), {},
+                 "mesh file 'package:/arm/meshes/a.stl' not found: MuJoCo reads mesh filenames "
+                 "relative to the URDF file's folder and does not resolve 'package://'",
+                 id="missing-mesh"),
+    pytest.param('<robot name="r"><link name="base">', {}, "not a well-formed URDF (XML) file",
+                 id="not-xml"),
+    pytest.param("<mujoco><worldbody/></mujoco>", {}, "the root element is <mujoco>, not <robot>: not a "
+                 "URDF file (MJCF: read it with jmbs.from_mjcf)", id="mjcf-file"),
+    pytest.param(urdf(*ARM2), {"positions": {"k": 0.1}}, "positions: 'k' is no revolute, continuous or "
+                 "prismatic joint of the URDF robot; joints: j", id="positions-unknown-joint"),
+    pytest.param(urdf(*ARM2), {"positions": {"j": float("nan")}}, "positions: joint 'j': nan is not "
+                 "finite", id="positions-nan"),
+]
+
+
+@pytest.mark.parametrize("content, kwargs, needle", URDF_CASES)
+def test_urdf_rejects(tmp_path, content, kwargs, needle):
+    pytest.importorskip("mujoco")
+    path = tmp_path / "robot.urdf"
+    path.write_text(content)
+    with named_error(ValueError, re.escape(needle)) as err:
+        jmbs.from_urdf(path, **kwargs)
+    assert str(err.value).startswith(f"{path}: "), str(err.value)
+
+
+def test_urdf_through_from_mjcf_and_load_speaks_urdf(tmp_path):
+    """The degenerate URDF of issue 32 (one link, no joint) through `from_mjcf` and
+    `jmbs.load` gets the URDF message, not "the model has no bodies"; a URDF has no
+    keyframes; an MJCF model where nothing moves says so in MJCF words."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "one_link.urdf"
+    path.write_text(urdf(link("base")))
+    for read in (jmbs.from_mjcf, jmbs.load, jmbs.from_urdf):
+        with named_error(ValueError, "no link can move"):
+            read(path)
+    with named_error(ValueError, "a URDF file has no keyframes and no actuators; read it with "
+                                 "jmbs.from_urdf"):
+        jmbs.from_mjcf(path, keyframe=0)
+    with named_error(ValueError, "missing.urdf: no such file"):
+        jmbs.from_urdf(tmp_path / "missing.urdf")
+    with named_error(ValueError, "no body moves: every body is fixed to the world"):
+        jmbs.from_mjcf("<mujoco><worldbody><body><geom size='0.1'/></body></worldbody></mujoco>")
+
+
+# ----------------------------------------------------------------------------------
 # Model methods: with_params, with_motions, lookups, the model functions
 # ----------------------------------------------------------------------------------
 

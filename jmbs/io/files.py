@@ -85,7 +85,7 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     - `source`: a path to a model file (format: docs/model-files.md), YAML or,
       with the suffix `.toml`, TOML (the same fields), or the name of a bundled
       mechanism (`jmbs.bundled_models()`); a MuJoCo model (`.xml`) is read by
-      `jmbs.from_mjcf` with its defaults.
+      `jmbs.from_mjcf`, a URDF robot (`.urdf`) by `jmbs.from_urdf`, with their defaults.
     - `trusted`: allow the file's `"package.module:function"` references (a
       motion, a user constraint's functions), which import a module (its top-level
       code runs) and call the function. Off by default: loading a file then runs
@@ -101,9 +101,9 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     that does not parse, geometry that does not close, a function reference
     without `trusted=True`.
     """
-    if Path(source).suffix.lower() == ".xml":
+    if Path(source).suffix.lower() in (".xml", ".urdf"):
         from .mjcf import from_mjcf
-        return from_mjcf(source)
+        return from_mjcf(source)  # a URDF file goes on to from_urdf
     text, label = _source(source)
     parse = _parse_toml if FORMATS.get(Path(label).suffix.lower()) == "toml" else _parse_yaml
     data, line = parse(text, label)

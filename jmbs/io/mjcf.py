@@ -34,8 +34,9 @@ from .._builder.builder import ModelBuilder, check_closed
 from .._expression import Expression
 from .._model import GROUND, Model
 from .._rotations import quat_multiply, quat_to_rot, rot_to_quat
+from .urdf import ONE_COORDINATE, URDFRobot, compile_urdf, is_urdf, read_urdf
 
-__all__ = ["MJCFWarning", "from_mjcf", "mjcf_equality_force", "mjcf_state"]
+__all__ = ["MJCFWarning", "from_mjcf", "from_urdf", "mjcf_equality_force", "mjcf_state"]
 
 # MuJoCo's enums, by value (mjtJoint, mjtEq, mjtTrn, mjtGain, mjtBias, mjtObj)
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
@@ -60,6 +61,7 @@ class _Mapping:
     skipped: list[str] = field(default_factory=list)
     renamed: list[str] = field(default_factory=list)
     taken: set[str] = field(default_factory=lambda: {GROUND})
+    urdf: "URDFRobot | None" = None  # read from URDF: its words in the notes
 
     def name(self, wanted: str, kind: str) -> str:
         """`wanted`, or `wanted_<kind>` when a body or element already has it."""
@@ -100,15 +102,80 @@ def from_mjcf(source: "str | Path", *, keyframe: "int | str | None" = None,
     `ValueError` naming the MuJoCo element that jmbs cannot represent (a combination of
     joints on one body with no jmbs joint, a free joint below another body).
     """
+    mujoco = _mujoco("from_mjcf")
+    if servos not in ("force", "driver"):
+        raise ValueError(f"servos must be 'force' or 'driver', got {servos!r}")
+    if is_urdf(source):
+        if keyframe is not None or controls:
+            raise ValueError(f"{source if len(str(source)) < 80 else 'URDF'}: a URDF file has no "
+                             "keyframes and no actuators; read it with jmbs.from_urdf")
+        return _urdf_model(mujoco, source, None, warn, stacklevel=5)
+    mj, label = _compile(mujoco, source)
+    return _read(mujoco, mj, label, keyframe=keyframe, controls=controls, servos=servos, warn=warn,
+                 stacklevel=4)
+
+
+def from_urdf(source: "str | Path", *, positions: "dict[str, float] | None" = None,
+              warn: bool = True) -> Model:
+    """A jmbs `Model` from a robot description in URDF, compiled by MuJoCo's compiler (the
+    `mujoco` package) and mapped as `from_mjcf` maps an MJCF model.
+
+    **Arguments:**
+    - `source`: a path to a URDF file, or the XML text itself. Mesh filenames are read
+      relative to the file's folder (`package://` is not resolved: write a relative path).
+    - `positions`: joint positions (rad or m) of the reference configuration, by URDF
+      joint name (default: every joint at 0, the URDF's own pose).
+    - `warn`: issue the `MJCFWarning` listing what is not mapped or changed (collision
+      geometry, joint limits, friction, links fused by fixed joints).
+
+    **Returns:** the model: the root link is the ground (MuJoCo fixes it to the world);
+    every moving link is a body named after it, with the links that fixed joints attach to
+    it (their masses and inertias added); each revolute or continuous joint is a revolute
+    joint, each prismatic one a prismatic joint, with the URDF's name; a floating joint
+    from the root leaves its link free; joint damping is a rotational or slide damper
+    (`<joint>_damper`); a `mimic` is a constraint `<joint>_mimic`. Gravity is MuJoCo's
+    default, `(0, 0, -9.81)` (URDF has none): change it with
+    `model.with_params({"gravity": ...})`.
+
+    **Raises:** `ImportError` without the `mujoco` package (`pip install jmbs[mujoco]`),
+    `ValueError` naming the URDF link or joint: a robot with no joint that moves, several
+    root links, a joint naming an unknown link, a moving link without mass, an inertia no
+    rigid body has, a planar joint, a floating joint below a moving link, a missing mesh.
+    """
+    return _urdf_model(_mujoco("from_urdf"), source, positions, warn, stacklevel=4)
+
+
+def _urdf_model(mujoco, source, positions, warn: bool, stacklevel: int) -> Model:
+    robot, _ = read_urdf(source)
+    robot.check_tree()
+    mj = compile_urdf(mujoco, source, robot)
+    qpos = np.array(mj.qpos0)
+    for joint, value in (positions or {}).items():
+        j = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, joint)
+        movable = [n for n, (kind, _, _) in robot.joints.items() if kind in ONE_COORDINATE]
+        if joint not in movable or j < 0:
+            raise ValueError(f"{robot.label}: positions: {joint!r} is no revolute, continuous or "
+                             f"prismatic joint of the URDF robot; joints: {', '.join(movable)}")
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError(f"{robot.label}: positions: joint {joint!r}: {value} is not finite")
+        qpos[mj.jnt_qposadr[j]] = value
+    return _read(mujoco, mj, robot.label, warn=warn, qpos=qpos, urdf=robot, stacklevel=stacklevel)
+
+
+def _mujoco(caller: str):
     try:
         import mujoco
     except ImportError:
-        raise ImportError("jmbs.from_mjcf needs the mujoco package: pip install 'jmbs[mujoco]'") from None
-    if servos not in ("force", "driver"):
-        raise ValueError(f"servos must be 'force' or 'driver', got {servos!r}")
-    mj, label = _compile(mujoco, source)
+        raise ImportError(f"jmbs.{caller} needs the mujoco package: pip install 'jmbs[mujoco]'") from None
+    return mujoco
+
+
+def _read(mujoco, mj, label: str, *, keyframe=None, controls=None, servos: str = "force",
+          warn: bool = True, qpos=None, urdf: "URDFRobot | None" = None, stacklevel: int = 3) -> Model:
+    """The jmbs model of MuJoCo's compiled model `mj` (from MJCF, or from `urdf`)."""
     data = mujoco.MjData(mj)
-    ctrl = _pose(mujoco, mj, data, keyframe, label)
+    ctrl = _pose(mujoco, mj, data, keyframe, label, qpos)
     names = _Names(mujoco, mj)
     for key, value in (controls or {}).items():
         ids = [a for a in range(mj.nu) if names.of("actuator", a) == key]
@@ -119,8 +186,11 @@ def from_mjcf(source: "str | Path", *, keyframe: "int | str | None" = None,
 
     gravity = np.zeros(3) if mj.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) \
         else np.array(mj.opt.gravity)
-    out = _Mapping(ModelBuilder(dim=3, gravity=gravity))
+    out = _Mapping(ModelBuilder(dim=3, gravity=gravity), urdf=urdf)
     _bodies(mujoco, mj, data, names, out, label)
+    if not out.body:
+        raise ValueError(f"{label}: no body moves: every body is fixed to the world (a body moves "
+                         "with a joint, or a free joint); add a <joint> to a body with mass")
     _equalities(mujoco, mj, data, names, out, label)
     _joint_forces(mj, data, names, out)
     _actuators(mujoco, mj, data, names, out, ctrl, servos, label)
@@ -134,7 +204,7 @@ def from_mjcf(source: "str | Path", *, keyframe: "int | str | None" = None,
     if warn and (out.skipped or out.renamed):
         lines = [f"  - {s}" for s in out.skipped + out.renamed]
         warnings.warn(f"{label}: not mapped into jmbs, or changed:\n" + "\n".join(lines),
-                      MJCFWarning, stacklevel=2)
+                      MJCFWarning, stacklevel=stacklevel)
     return model
 
 
@@ -202,22 +272,25 @@ def _compile(mujoco, source):
                          f"{str(e).strip()}") from None
 
 
-def _pose(mujoco, mj, data, keyframe, label) -> list:
-    """Set the reference pose (qpos0 or a keyframe) and return the controls."""
+def _pose(mujoco, mj, data, keyframe, label, qpos=None) -> list:
+    """Set the reference pose (`qpos`, a keyframe or qpos0) and return the controls."""
     ctrl: list = [0.0] * mj.nu
     if keyframe is not None:
+        keys = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_KEY, k) or str(k) for k in range(mj.nkey)]
+        known = f"keyframes: {', '.join(keys)}" if keys else "it has no <keyframe>"
         if isinstance(keyframe, str):
             k = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_KEY, keyframe)
             if k < 0:
-                raise ValueError(f"{label}: no keyframe {keyframe!r}")
+                raise ValueError(f"{label}: no keyframe {keyframe!r}; {known}")
         else:
             k = int(keyframe)
             if not 0 <= k < mj.nkey:
-                raise ValueError(f"{label}: keyframe {k} out of range (the model has {mj.nkey})")
+                raise ValueError(f"{label}: keyframe {k} out of range (the model has {mj.nkey}: "
+                                 f"0 to {mj.nkey - 1}); {known}")
         data.qpos[:], data.qvel[:] = mj.key_qpos[k], mj.key_qvel[k]
         ctrl = [float(c) for c in mj.key_ctrl[k]]
     else:
-        data.qpos[:] = mj.qpos0
+        data.qpos[:] = mj.qpos0 if qpos is None else qpos
     mujoco.mj_forward(mj, data)
     return ctrl
 
@@ -327,6 +400,8 @@ def _equalities(mujoco, mj, data, names, out: _Mapping, label) -> None:
     b = out.b
     for e in range(mj.neq):
         kind, ename = int(mj.eq_type[e]), names.of("equality", e)
+        if out.urdf is not None and kind == EQ_JOINT and ename == f"equality{e}":  # a URDF mimic
+            ename = f"{names.of('joint', int(mj.eq_obj1id[e]))}_mimic"
         if not mj.eq_active0[e]:
             out.skipped.append(f"equality {ename!r} is inactive at the start: left out")
             continue
@@ -538,7 +613,9 @@ def _not_mapped(mujoco, mj, names, out: _Mapping) -> None:
     contact = not mj.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     colliding = [g for g in range(mj.ngeom) if mj.geom_contype[g] or mj.geom_conaffinity[g]]
     if contact and colliding:
-        out.skipped.append(f"contacts: {len(colliding)} geoms can collide; jmbs has no contact "
+        out.skipped.append(f"contacts: {len(colliding)} <collision> geometries; jmbs has no contact"
+                           if out.urdf is not None else
+                           f"contacts: {len(colliding)} geoms can collide; jmbs has no contact "
                            "(set contype=\"0\" conaffinity=\"0\" to silence this)")
     if mj.ntendon:
         out.skipped.append(f"tendons: {[names.of('tendon', t) for t in range(mj.ntendon)]}")
@@ -547,15 +624,21 @@ def _not_mapped(mujoco, mj, names, out: _Mapping) -> None:
         if mj.jnt_limited[j]:
             lo, hi = (float(x) for x in mj.jnt_range[j])
             unit = "m" if mj.jnt_type[j] == SLIDE else "rad"
-            out.skipped.append(f"joint {jn!r}: its range [{lo:.6g}, {hi:.6g}] {unit} is not enforced")
+            what = "<limit>" if out.urdf is not None else "range"
+            out.skipped.append(f"joint {jn!r}: its {what} [{lo:.6g}, {hi:.6g}] {unit} is not enforced")
         dof = slice(mj.jnt_dofadr[j], mj.jnt_dofadr[j] + (6 if mj.jnt_type[j] == FREE else
                                                               3 if mj.jnt_type[j] == BALL else 1))
         if np.any(mj.dof_armature[dof]):
             out.skipped.append(f"joint {jn!r}: armature (rotor inertia) is not mapped")
         if np.any(mj.dof_frictionloss[dof]):
-            out.skipped.append(f"joint {jn!r}: frictionloss is not mapped (jmbs' joint friction "
+            what = "<dynamics friction>" if out.urdf is not None else "frictionloss"
+            out.skipped.append(f"joint {jn!r}: {what} is not mapped (jmbs' joint friction "
                                "is Coulomb friction on the reaction)")
     if mj.nsensor:
         out.skipped.append(f"sensors: {mj.nsensor} (jmbs computes its own outputs)")
     if getattr(mj, "nflex", 0):
         out.skipped.append(f"flexes: {mj.nflex}")
+    if out.urdf is not None:  # MuJoCo fuses a link on a fixed joint into its parent
+        for link, joint, carrier in out.urdf.fused():
+            into = "the ground" if carrier == out.urdf.roots[0] else f"body {carrier!r}"
+            out.renamed.append(f"link {link!r} (fixed joint {joint!r}) is part of {into}")
