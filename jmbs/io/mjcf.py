@@ -276,8 +276,9 @@ def _pose(mujoco, mj, data, keyframe, label, qpos=None) -> list:
     """Set the reference pose (`qpos`, a keyframe or qpos0) and return the controls."""
     ctrl: list = [0.0] * mj.nu
     if keyframe is not None:
-        keys = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_KEY, k) or str(k) for k in range(mj.nkey)]
-        known = f"keyframes: {', '.join(keys)}" if keys else "it has no <keyframe>"
+        names = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_KEY, k) for k in range(mj.nkey)]
+        known = ("its keyframes: " + ", ".join(f"{k} ({n})" if n else str(k) for k, n in enumerate(names))
+                 if names else "it has no <keyframe>")
         if isinstance(keyframe, str):
             k = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_KEY, keyframe)
             if k < 0:
@@ -285,8 +286,7 @@ def _pose(mujoco, mj, data, keyframe, label, qpos=None) -> list:
         else:
             k = int(keyframe)
             if not 0 <= k < mj.nkey:
-                raise ValueError(f"{label}: keyframe {k} out of range (the model has {mj.nkey}: "
-                                 f"0 to {mj.nkey - 1}); {known}")
+                raise ValueError(f"{label}: no keyframe {k}; {known}")
         data.qpos[:], data.qvel[:] = mj.key_qpos[k], mj.key_qvel[k]
         ctrl = [float(c) for c in mj.key_ctrl[k]]
     else:

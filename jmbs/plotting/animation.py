@@ -14,6 +14,24 @@ from .base import Layout, check_arguments, state
 from .mechanism import add_legend, axes_for, draw, set_limits
 
 
+def check_animation_file(path) -> pathlib.Path:
+    """`path` as the file of an animation, checked before anything is computed or drawn.
+
+    **Returns:** the `pathlib.Path`.
+
+    **Raises:** `ValueError` for a suffix other than `.gif` (Pillow) or `.mp4`;
+    `RuntimeError` for `.mp4` when ffmpeg is not found.
+    """
+    path = pathlib.Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"unsupported animation file {path.name!r}; use a .gif or .mp4 path")
+    if suffix == ".mp4" and not animation.writers.is_available("ffmpeg"):
+        raise RuntimeError("writing .mp4 needs ffmpeg, which was not found; install it or "
+                           "write a .gif instead")
+    return path
+
+
 def animate(model: Model, solution, path, *, fps: int = 20, report: SolvabilityReport | None = None,
             every: int = 1, dpi: int = 80) -> pathlib.Path:
     """Write an animation of a motion, drawn as `plot_mechanism` draws one configuration.
@@ -41,17 +59,9 @@ def animate(model: Model, solution, path, *, fps: int = 20, report: SolvabilityR
     report of another model; `RuntimeError` for `.mp4` without ffmpeg.
     """
     check_arguments("animate", model, solution)
-    path = pathlib.Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".gif":
-        writer = animation.PillowWriter(fps=fps)
-    elif suffix == ".mp4":
-        if not animation.writers.is_available("ffmpeg"):
-            raise RuntimeError("writing .mp4 needs ffmpeg, which was not found; install it or "
-                               "write a .gif instead")
-        writer = animation.FFMpegWriter(fps=fps)
-    else:
-        raise ValueError(f"unsupported animation file {path.name!r}; use a .gif or .mp4 path")
+    path = check_animation_file(path)
+    gif = path.suffix.lower() == ".gif"
+    writer = animation.PillowWriter(fps=fps) if gif else animation.FFMpegWriter(fps=fps)
     if int(every) < 1:
         raise ValueError(f"every must be a positive integer; got {every}")
     if report is not None and report.model.element_names != model.element_names:
