@@ -1,9 +1,13 @@
 """The `jmbs` command line (host-side only): analyze, simulate, sweep, demo, models.
 
-Exit codes: 0 success; 1 internal error (a bug: re-run with `--debug`); 2 usage
-error (an unknown option, a bad option value); 3 bad model file or input (a
-missing file, `jmbs.ModelFileError`, a `ValueError` from jmbs); 4 numerical
-failure (assembly did not converge, the simulation failed); 5 `jmbs demo`: a
+Exit codes (README.md and docs/cli.md say the same): 0 success; 1 internal error (a
+bug: re-run with `--debug`); 2 usage error (an unknown option, a bad option value, an
+output that cannot be written: an `--out` with a suffix, `--animate` in another format
+than .gif or .mp4, .mp4 without ffmpeg; `--keyframe` for a model that is not MJCF; a
+MuJoCo or URDF model without the mujoco package), checked before any computation; 3
+bad model file or input (a missing file, `jmbs.ModelFileError`, a `ValueError` from
+jmbs: an unknown model, driver, element or keyframe); 4 numerical failure (assembly
+did not converge, the simulation failed, a `RuntimeError`); 5 `jmbs demo`: a
 reproduced result differs from the paper. Errors are one
 line `error: ...` on stderr; `--debug` shows the traceback too. Progress goes
 to stderr, so that stdout holds only the JSON document with `--json`.
@@ -38,9 +42,10 @@ from ._solvability.sweep import assemble_along, driver_names
 from ._stabilization.registry import STABILIZATIONS
 from ._threads import fair_share
 
-EXIT_CODES = """Exit codes: 0 success, 1 internal error (re-run with --debug), 2 usage error,
-3 bad model file or input, 4 numerical failure (assembly or simulation), 5 a demo check
-failed (a result differs from the paper)."""
+EXIT_CODES = """Exit codes: 0 success, 1 internal error (re-run with --debug), 2 usage error
+(checked before any computation: options, output files), 3 bad model file or input, 4
+numerical failure (assembly or simulation), 5 a demo check failed (a result differs from
+the paper)."""
 
 app = typer.Typer(
     help="Rigid multibody systems with redundant constraints: which joint reactions are unique, "
@@ -51,8 +56,11 @@ app = typer.Typer(
 CONTINUATION_STEPS = 100
 
 ModelArg = Annotated[str, typer.Argument(
-    metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`), a model file (.yaml, .toml), or "
-         "a MuJoCo model (.xml, needs jmbs[mujoco]).")]
+    metavar="MODEL", help="A bundled mechanism's name (see `jmbs models`), a model file (.yaml, .toml), "
+         "a MuJoCo model (.xml) or a URDF robot (.urdf); the last two need jmbs[mujoco].")]
+KeyframeOpt = Annotated[str | None, typer.Option(
+    "--keyframe", metavar="NAME|INDEX", help="A MuJoCo model's (.xml) keyframe, by name or index from "
+    "0: its pose is the reference configuration, its velocities and controls the initial ones.")]
 RankTol = Annotated[float | None, typer.Option(
     "--rank-tol", help="Relative rank tolerance of the method (default 1e-8). Assembled "
     "configurations reach a singular one only to ~1e-7: use 1e-6 to see such rank drops.")]
@@ -91,6 +99,63 @@ def _check_rank_tol(rank_tol: float | None) -> None:
     # A relative rank tolerance outside (0, 1) decides nothing (a rank of 0 or every
     # singular value counted), and NaN compares false everywhere.
     _check(rank_tol, "--rank-tol", 0.0, 1.0, "between 0 and 1 (exclusive)")
+
+
+def _load(model: str, trusted: bool, keyframe: str | None = None):
+    """MODEL read (`jmbs.load`; a MuJoCo model at `keyframe`). Usage errors (exit 2) before
+    anything is read: `--keyframe` for a model that is not MJCF, a MuJoCo or URDF model
+    without the mujoco package."""
+    suffix = Path(model).suffix.lower()
+    if keyframe is not None and suffix != ".xml":
+        why = ("a URDF robot has no keyframes (jmbs.from_urdf(path, positions=...) sets its pose)"
+               if suffix == ".urdf" else f"{model!r} is not one")
+        raise typer.BadParameter(f"applies to MuJoCo models (.xml) only; {why}", param_hint="--keyframe")
+    if suffix in (".xml", ".urdf"):
+        try:
+            import mujoco  # noqa: F401
+        except ImportError:
+            raise typer.BadParameter(f"{model}: reading a {'URDF' if suffix == '.urdf' else 'MuJoCo'} "
+                                     "model needs the mujoco package: pip install 'jmbs[mujoco]'",
+                                     param_hint="MODEL") from None
+    if keyframe is None:
+        return jmbs.load(model, trusted=trusted)
+    return jmbs.from_mjcf(model, keyframe=int(keyframe) if keyframe.lstrip("-").isdigit() else keyframe)
+
+
+# Suffixes of the files the commands write: `--out PATH` takes none of them.
+OUTPUT_SUFFIXES = (".npz", ".csv", ".png", ".gif", ".mp4")
+
+
+def _output_prefix(out: str | None, default: str, writes: str) -> Path:
+    """`--out` checked before a run (exit 2): no suffix of the files it names (the command
+    adds them), a folder that exists or can be made."""
+    path = Path(out or default)
+    if path.suffix.lower() in OUTPUT_SUFFIXES:
+        raise typer.BadParameter(f"give the path without a suffix ({writes}); got {out!r}, try "
+                                 f"--out {path.with_suffix('')}", param_hint="--out")
+    return _writable(path, "--out")
+
+
+def _writable(path: Path, hint: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise typer.BadParameter(f"cannot make the folder {str(path.parent)!r}: {e.strerror}",
+                                 param_hint=hint) from None
+    if not os.access(path.parent, os.W_OK):
+        raise typer.BadParameter(f"cannot write in {str(path.parent)!r}", param_hint=hint)
+    return path
+
+
+def _animation_file(animate: Path | None) -> Path | None:
+    """`--animate FILE` checked before a run (exit 2): a format jmbs writes, the writer it needs."""
+    if animate is None:
+        return None
+    try:
+        _plotting().check_animation_file(animate)
+    except (ValueError, RuntimeError) as e:
+        raise typer.BadParameter(str(e), param_hint="--animate") from None
+    return _writable(animate, "--animate")
 
 
 def _method(name: Method | None, rank_tol: float | None, model):
@@ -204,6 +269,7 @@ def analyze(
         "--advise", help="Also propose how to make the mechanism statically determinate: "
         "the element substitutions that release exactly p reaction components, best first, each "
         "checked (jmbs.advise).")] = False,
+    keyframe: KeyframeOpt = None,
 ) -> None:
     """Which reactions of MODEL are unique, at one configuration.
 
@@ -218,7 +284,8 @@ def analyze(
         raise typer.BadParameter("give --at or --q, not both", param_hint="--at / --q")
     _check(at, "--at")
     _check_rank_tol(rank_tol)
-    mdl = jmbs.load(model, trusted=trusted)
+    groups = [_resultant_group(text) for text in resultant or []]
+    mdl = _load(model, trusted, keyframe)
     solvability_method = _method(method, rank_tol, mdl)
     t = 0.0 if at is None else at
     if q is not None:
@@ -233,7 +300,7 @@ def analyze(
     else:
         config, source = np.asarray(mdl.q0), "reference configuration"
     rep = jmbs.solvability(mdl, config, t, method=solvability_method)
-    resultants = [_resultant(rep, text) for text in resultant or []]
+    resultants = [_resultant(rep, group, on) for group, on in groups]
     advice = jmbs.advise(mdl, config, method=solvability_method, t=t) if advise else None
     if json_:
         extra = {"advice": {"message": advice.message, "redundancy": advice.redundancy,
@@ -266,14 +333,19 @@ def analyze(
                   f"{d.component_criterion[k]:9.1e}  {min(float(d.component_margin[k]), 99):6.1f}")
 
 
-def _resultant(rep, text: str) -> dict:
-    """`--resultant GROUP@ON`: the decision as plain data."""
+def _resultant_group(text: str) -> tuple[list[str], list[str]]:
+    """`--resultant GROUP@ON` read before the analysis (a usage error: exit 2)."""
     group, at, on = text.partition("@")
     group, on = [g.strip() for g in group.split(",") if g.strip()], [b.strip() for b in on.split(",")
                                                                        if b.strip()]
     if not at or not group or not on:
         raise typer.BadParameter(f"{text!r}: expected GROUP@ON, e.g. 'J1,J6@ground'",
                                  param_hint="--resultant")
+    return group, on
+
+
+def _resultant(rep, group: list[str], on: list[str]) -> dict:
+    """The decision of `--resultant GROUP@ON` as plain data."""
     unique, criterion, margin = rep.resultant_margin(group, on)
     return {"group": group, "on": on, "unique": bool(unique), "criterion": criterion, "margin": margin}
 
@@ -298,7 +370,9 @@ def simulate(
         "--plot", help="Also write PATH-reactions.png, every reaction component over time "
         "(N, N m), driving forces included.")] = False,
     animate: Annotated[Path | None, typer.Option(
-        "--animate", metavar="FILE.gif", help="Also write an animation of the motion.")] = None,
+        "--animate", metavar="FILE.gif", help="Also write an animation of the motion (.gif, or .mp4 "
+        "with ffmpeg).")] = None,
+    keyframe: KeyframeOpt = None,
     json_: JsonOpt = False,
     trusted: TrustedOpt = False,
 ) -> None:
@@ -315,34 +389,59 @@ def simulate(
     per saved time: t, the coordinates <body>.<coord>, the reaction components
     <element>.<component> = -multipliers, and <element>.unique as 0/1), and
     prints a summary: steps, constraint violation, energy drift, which
-    reactions are unique throughout, never, or change.
+    reactions are unique throughout, never, or change. The output paths are
+    checked before the run (no suffix on PATH; a .gif or .mp4 animation, ffmpeg for .mp4).
 
     Example: jmbs simulate slider_crank --t1 2 --out run --plot
     """
     _check(t1, "--t1", 0.0, what="positive and finite")
-    # The step-size control needs finite tolerances >= 0, not both 0 (a negative one
-    # accepts every step).
+    _check_tolerances(rtol, atol)
+    path = _output_prefix(out, Path(model).stem, "it writes PATH.npz and PATH.csv")
+    movie = _animation_file(animate)
+    mdl = _load(model, trusted, keyframe)
+    form = default_formulation(mdl) if formulation is None else FORMULATIONS[formulation.value]()
+    stab_cls = STABILIZATIONS[stabilization.value]
+    stab = None if stab_cls is None else stab_cls()
+    sol = _run(model, mdl, t1, form, stab, np.linspace(0.0, t1, n_saves), rtol, atol)
+    data, files = _save_run(path, mdl, sol)
+    if plot or movie:
+        files += _figures(path, mdl, sol, plot, movie)
+    form_name = next(name for name, cls in FORMULATIONS.items() if type(form) is cls)
+    summary = _run_summary(model, mdl, sol, data, files, {
+        "t1": t1, "formulation": form_name, "stabilization": stabilization.value})
+    if json_:
+        print(json.dumps(summary, indent=1))
+    else:
+        _print_run(model, mdl, summary, float(data["energy"][0]))
+
+
+def _check_tolerances(rtol: float, atol: float) -> None:
+    """The step-size control needs finite tolerances >= 0, not both 0 (a negative one
+    accepts every step): usage errors (exit 2)."""
     for value, hint in ((rtol, "--rtol"), (atol, "--atol")):
         if not 0 <= value < math.inf:
             raise typer.BadParameter(f"must be finite and >= 0, got {value:g}", param_hint=hint)
     if rtol == atol == 0:
         raise typer.BadParameter("--rtol and --atol cannot both be 0", param_hint="--rtol / --atol")
-    mdl = jmbs.load(model, trusted=trusted)
-    form = default_formulation(mdl) if formulation is None else FORMULATIONS[formulation.value]()
-    form_name = next(name for name, cls in FORMULATIONS.items() if type(form) is cls)
-    stab_cls = STABILIZATIONS[stabilization.value]
-    stab = None if stab_cls is None else stab_cls()
-    ts = np.linspace(0.0, t1, n_saves)
+
+
+def _run(name: str, mdl, t1: float, form, stab, ts: np.ndarray, rtol: float, atol: float):
+    """`jmbs.simulate` from the reference configuration and consistent velocities, under a
+    spinner on stderr, then the time taken."""
     start = time.perf_counter()
-    with Console(stderr=True).status(f"simulating {model} to t = {t1:g} (compiling, then running)"):
+    with Console(stderr=True).status(f"simulating {name} to t = {t1:g} (compiling, then running)"):
         v0 = jmbs.consistent_velocity(mdl, mdl.q0)
         sol = jmbs.simulate(mdl, t1, formulation=form, stabilization=stab, saveat=ts, v0=v0,
                             stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))
     _err(f"simulated in {time.perf_counter() - start:.1f} s (compilation included)")
+    return sol
 
+
+def _save_run(path: Path, mdl, sol) -> tuple[dict, list[Path]]:
+    """PATH.npz (every saved array and the names) and PATH.csv (t, coordinates, reaction
+    components, uniqueness per element); returns the arrays and the files."""
     r = sol.reactions
     multipliers, unique = np.asarray(r.multipliers), np.asarray(r.unique)
-    path = Path(out or Path(model).stem)
     data = {"ts": np.asarray(sol.ts), "q": np.asarray(sol.q), "v": np.asarray(sol.v),
             "v_dot": np.asarray(sol.v_dot), "multipliers": multipliers, "unique": unique,
             "component_unique": np.asarray(r.component_unique),
@@ -352,43 +451,49 @@ def simulate(
             "element_names": np.array(mdl.element_names),
             "component_names": np.array(jmbs.component_names(mdl)),
             "coordinate_names": np.array(list(mdl.coordinate_names))}
-    path.parent.mkdir(parents=True, exist_ok=True)
     files = [path.with_name(path.name + ".npz"), path.with_name(path.name + ".csv")]
     np.savez(files[0], **data)
     _write_csv(files[1], ["t"] + list(mdl.coordinate_names) + jmbs.component_names(mdl)
                + [f"{e}.unique" for e in mdl.element_names],
                [data["ts"], data["q"], -multipliers, unique.astype(float)])
-    if plot or animate:
-        plotting = _plotting()
-        if plot:
-            files.append(path.with_name(path.name + "-reactions.png"))
-            plotting.plot_reactions(sol, kind="components").savefig(files[-1])
-        if animate:
-            files.append(plotting.animate(mdl, sol, animate))
+    return data, files
 
-    # The energy balance: the force elements' non-conservative work (dampers, loads,
-    # actuators, friction) is not a drift.
-    energy, balance = data["energy"], data["energy"] - data["work"]
-    summary = {
-        "model": _model_info(model, mdl), "t1": t1, "formulation": form_name,
-        "stabilization": stabilization.value, "steps": int(sol.stats["num_steps"]),
+
+def _figures(path: Path, mdl, sol, plot: bool, movie: Path | None) -> list[Path]:
+    """PATH-reactions.png with `--plot`, the animation with `--animate`."""
+    plotting, files = _plotting(), []
+    if plot:
+        files.append(path.with_name(path.name + "-reactions.png"))
+        plotting.plot_reactions(sol, kind="components").savefig(files[-1])
+    if movie:
+        files.append(plotting.animate(mdl, sol, movie))
+    return files
+
+
+def _run_summary(name: str, mdl, sol, data: dict, files: list[Path], settings: dict) -> dict:
+    """The run's `settings`, steps, constraint violations, energy balance and verdicts."""
+    # The force elements' non-conservative work (dampers, loads, actuators, friction) is
+    # not a drift.
+    balance = data["energy"] - data["work"]
+    return {
+        "model": _model_info(name, mdl), **settings, "steps": int(sol.stats["num_steps"]),
         "rejected_steps": int(sol.stats["num_rejected_steps"]),
         "max_violation": float(data["violation"].max()),
         "max_velocity_violation": float(data["velocity_violation"].max()),
         "energy_drift": float(np.abs(balance - balance[0]).max()),
         "work": float(data["work"][-1]),
-        **_verdicts(unique, mdl.element_names), "files": [str(f) for f in files]}
-    if json_:
-        print(json.dumps(summary, indent=1))
-        return
-    print(f"{model}: t = 0 .. {t1:g}, {form_name} formulation, {stabilization.value} "
-          f"stabilization: {summary['steps']} steps ({summary['rejected_steps']} rejected)")
+        **_verdicts(data["unique"], mdl.element_names), "files": [str(f) for f in files]}
+
+
+def _print_run(name: str, mdl, summary: dict, energy0: float) -> None:
+    print(f"{name}: t = 0 .. {summary['t1']:g}, {summary['formulation']} formulation, "
+          f"{summary['stabilization']} stabilization: {summary['steps']} steps "
+          f"({summary['rejected_steps']} rejected)")
     print(f"max constraint violation: |Phi| = {summary['max_violation']:.2g}, "
           f"|C v + b| = {summary['max_velocity_violation']:.2g}")
-    forces = mdl.force_names
-    print(f"energy drift: max |E - W - E(0)| = {summary['energy_drift']:.2g} (E(0) = {energy[0]:.6g}"
+    print(f"energy drift: max |E - W - E(0)| = {summary['energy_drift']:.2g} (E(0) = {energy0:.6g}"
           + (f"; W = {summary['work']:.6g}, the work of the force elements' non-conservative "
-             "part" if forces else "")
+             "part" if mdl.force_names else "")
           + ")" + ("; the drivers do work" if driver_names(mdl) else ""))
     _print_verdicts(summary, "throughout")
     print(f"wrote {', '.join(summary['files'])}")
@@ -439,7 +544,10 @@ def sweep(
     if not a < b:
         raise typer.BadParameter(f"needs A < B, got {a:g} {b:g}", param_hint="--range")
     _check_rank_tol(rank_tol)
-    mdl = jmbs.load(model, trusted=trusted)
+    # "-sweep-t" along time
+    prefix = _output_prefix(out, f"{Path(model).stem}-sweep-{driver or 't'}",
+                            "it writes PREFIX.csv and PREFIX.png")
+    mdl = _load(model, trusted)
     solvability_method = _method(method, rank_tol, mdl)
     if not driver_names(mdl):
         raise ValueError(f"{model} has no drivers: a sweep moves a driver's coordinate; add a "
@@ -452,8 +560,6 @@ def sweep(
     result = jmbs.solvability_path(path.model, path, s, method=solvability_method)
     sw = result.sweep
     events = [dataclasses.asdict(e) | {"components": list(e.components)} for e in result.events]
-    prefix = Path(out or f"{Path(model).stem}-sweep-{driver}")  # "-sweep-t" along time
-    prefix.parent.mkdir(parents=True, exist_ok=True)
     files = [_write_csv(prefix.with_name(prefix.name + ".csv"),
                         ["s", "rank", "p"] + [f"{e}.unique" for e in mdl.element_names],
                         [s, sw.rank, sw.redundancy, sw.unique.astype(float)])]
@@ -541,10 +647,10 @@ def _fail(e: Exception, debug: bool) -> int:
         traceback.print_exc()
     if isinstance(e, OSError) and e.filename:
         code, message = 3, f"{e.filename}: {e.strerror}"
+    elif isinstance(e, (RuntimeError, np.linalg.LinAlgError)):  # a LinAlgError is a ValueError
+        code, message = 4, str(e)
     elif isinstance(e, (ValueError, OSError)):
         code, message = 3, str(e)
-    elif isinstance(e, RuntimeError):
-        code, message = 4, str(e)
     else:
         code, message = 1, (f"internal error ({type(e).__name__}: {e}); re-run with --debug for "
                             "the traceback and report it")

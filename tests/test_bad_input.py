@@ -11,8 +11,10 @@ silent NaN. Only the public API is used.
 """
 
 import contextlib
+import importlib.util
 import math
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -1156,6 +1158,10 @@ def test_batch_map_passes_on_the_functions_own_error(four_bar):
 # ----------------------------------------------------------------------------------
 
 
+FOUR_BAR_XML = str(JMBS_DIR / "models" / "mjcf" / "four_bar.xml")
+NEEDS_MUJOCO = pytest.mark.skipif(importlib.util.find_spec("mujoco") is None, reason="needs mujoco")
+
+
 @pytest.fixture(scope="module")
 def cli_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cli")
@@ -1211,6 +1217,25 @@ def jmbs_command(args, folder, capsys, monkeypatch):
     pytest.param(["analyze", "driven.yaml", "--at", "nan"], "--at", id="nan-at"),
     pytest.param(["simulate", "driven.yaml", "--t1", "inf"], "--t1", id="infinite-t1"),
     pytest.param(["simulate", "driven.yaml", "--t1", "1", "--rtol", "-1"], "--rtol", id="negative-rtol"),
+    # Outputs and options read before the run (issue 32): nothing is computed first.
+    pytest.param(["simulate", "driven.yaml", "--t1", "1", "--animate", "run.avi"],
+                 "Invalid value for --animate: unsupported animation file 'run.avi'; use a .gif or .mp4",
+                 id="animation-format"),
+    pytest.param(["simulate", "driven.yaml", "--t1", "1", "--out", "run.npz"],
+                 "Invalid value for --out: give the path without a suffix (it writes PATH.npz and "
+                 "PATH.csv); got 'run.npz', try --out run", id="out-with-suffix"),
+    pytest.param(["simulate", "driven.yaml", "--t1", "1", "--out", "q.txt/run"],
+                 "Invalid value for --out: cannot make the folder 'q.txt'", id="out-below-a-file"),
+    pytest.param(["sweep", "driven.yaml", "--driver", "spin", "--range", "0", "1", "--n", "3", "--out",
+                  "s.png"], "give the path without a suffix (it writes PREFIX.csv and PREFIX.png)",
+                 id="sweep-out-with-suffix"),
+    pytest.param(["analyze", "driven.yaml", "--keyframe", "home"],
+                 "Invalid value for --keyframe: applies to MuJoCo models (.xml) only; 'driven.yaml' is "
+                 "not one", id="keyframe-of-a-model-file"),
+    pytest.param(["simulate", "arm.urdf", "--t1", "1", "--keyframe", "0"],
+                 "a URDF robot has no keyframes", id="keyframe-of-a-urdf"),
+    pytest.param(["analyze", "driven.yaml", "--resultant", "O"],
+                 "Invalid value for --resultant: 'O': expected GROUP@ON", id="resultant-without-on"),
 ])
 def test_command_usage_errors(cli_files, capsys, monkeypatch, args, expected):
     """Exit code 2, the problem named, no traceback (typer prints the usage box)."""
@@ -1240,6 +1265,11 @@ def test_command_usage_errors(cli_files, capsys, monkeypatch, args, expected):
     pytest.param(["sweep", "driven.yaml", "--driver", "O", "--range", "0", "1", "--n", "3"],
                  r"unknown driver 'O'; (known: 'spin'|the model's drivers are spin)", id="joint-as-driver"),
     pytest.param(["analyze", "gravity.yaml"], "gravity.yaml:2: gravity", id="bad-gravity-in-file"),
+    pytest.param(["analyze", FOUR_BAR_XML, "--keyframe", "home"],
+                 r"four_bar.xml: no keyframe 'home'; it has no <keyframe>", id="unknown-keyframe",
+                 marks=NEEDS_MUJOCO),
+    pytest.param(["analyze", FOUR_BAR_XML, "--keyframe", "2"], r"four_bar.xml: no keyframe 2",
+                 id="keyframe-index", marks=NEEDS_MUJOCO),
 ])
 def test_command_input_errors(cli_files, capsys, monkeypatch, args, expected):
     """Exit code 3 and one line `error: ...` naming the problem, no traceback."""
@@ -1247,6 +1277,50 @@ def test_command_input_errors(cli_files, capsys, monkeypatch, args, expected):
     assert code == 3, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(expected, lines[0]), err
+
+
+def test_command_checks_the_writer_and_the_reader_before_the_run(cli_files, capsys, monkeypatch):
+    """An .mp4 without ffmpeg, a MuJoCo or URDF model without the mujoco package: usage
+    errors (exit 2) before anything is computed, not a failure after the run (exit 4)."""
+    from matplotlib import animation
+
+    def refused(*a, **k):
+        raise AssertionError("bad input reached the computation")
+
+    monkeypatch.setattr(jmbs, "simulate", refused)
+    monkeypatch.setattr(jmbs, "solvability", refused)
+    monkeypatch.setattr(animation.writers, "is_available", lambda name: False)
+    code, err = jmbs_command(["simulate", "driven.yaml", "--t1", "1", "--animate", "run.mp4"], cli_files,
+                             capsys, monkeypatch)
+    assert code == 2 and "writing .mp4 needs ffmpeg, which was not found" in err, err
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # `import mujoco` fails
+    for model, kind in ((FOUR_BAR_XML, "MuJoCo"), ("arm.urdf", "URDF")):
+        code, err = jmbs_command(["analyze", model], cli_files, capsys, monkeypatch)
+        flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", err).split())
+        assert code == 2 and f"reading a {kind} model needs the mujoco package" in flat, err
+
+
+def test_command_exit_codes_of_failures(cli_files, capsys, monkeypatch):
+    """4: a numerical failure (a driver that the mechanism cannot follow: the assembly
+    along --at, the simulation's initial velocities); 1: an error that is a bug in jmbs."""
+    (cli_files / "locked.yaml").write_text(
+        "dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 0.1, position: [0.5, 0.0]}\nelements:\n"
+        "  O: {type: revolute, bodies: [ground, a], point: [0.0, 0.0]}\n"
+        "  L: {type: distance, bodies: [ground, a], point_i: [1.0, 1.0], point_j: [1.0, 0.0]}\n"
+        "  spin: {type: driver, joint: O, motion: t}\n")
+    for args, expected in ((["analyze", "locked.yaml", "--at", "1"], "error: assembly did not converge"),
+                           (["simulate", "locked.yaml", "--t1", "0.1", "--n-saves", "3"],
+                            "error: jmbs.consistent_velocity: no velocity satisfies")):
+        code, err = jmbs_command(args, cli_files, capsys, monkeypatch)
+        assert code == 4 and err.strip().splitlines()[-1].startswith(expected), err
+
+    def bug(*a, **k):
+        raise TypeError("unsupported operand")
+
+    monkeypatch.setattr(jmbs, "solvability", bug)
+    code, err = jmbs_command(["analyze", "driven.yaml"], cli_files, capsys, monkeypatch)
+    assert code == 1 and err.strip() == ("error: internal error (TypeError: unsupported operand); re-run "
+                                         "with --debug for the traceback and report it"), err
 
 
 # ----------------------------------------------------------------------------------

@@ -334,3 +334,46 @@ def test_analyze_reads_mjcf_from_the_command_line():
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["rank"] == 17 and doc["redundancy"] == 1 and doc["model"]["bodies"] == 3
+
+
+PENDULUM_KEYS = """
+<mujoco>
+  <worldbody>
+    <body name="bob" pos="0 0 1">
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.02" mass="1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <keyframe><key name="level"/><key name="tilted" qpos="0.3" qvel="0.5"/></keyframe>
+</mujoco>
+"""
+
+
+def test_analyze_and_simulate_take_a_keyframe(tmp_path, monkeypatch):
+    """`--keyframe NAME|INDEX`: the keyframe's pose is the reference configuration of
+    `analyze`, and the initial state of `simulate` (its pose and velocity), as
+    `jmbs.from_mjcf(path, keyframe=...)` reads it."""
+    path = tmp_path / "pendulum.xml"
+    path.write_text(PENDULUM_KEYS)
+    tilted = quiet(path, keyframe="tilted")
+    assert abs(jmbs.joint_coordinates(quiet(path), tilted.q0)["hinge.angle"] - 0.3) < 1e-12
+    runner = CliRunner()
+    for key in ("tilted", "1"):
+        result = runner.invoke(app, ["analyze", str(path), "--keyframe", key, "--json"])
+        assert result.exit_code == 0, result.output
+        np.testing.assert_allclose(json.loads(result.stdout)["q"], np.asarray(tilted.q0), atol=1e-15)
+
+    class Started(Exception):
+        pass
+
+    def started(model, t1, **kwargs):  # what the run would start from (no compilation)
+        raise Started(np.asarray(model.q0), np.asarray(kwargs["v0"]))
+
+    monkeypatch.setattr(jmbs, "simulate", started)
+    result = runner.invoke(app, ["simulate", str(path), "--keyframe", "tilted", "--t1", "0.1",
+                                 "--out", str(tmp_path / "run")])
+    assert isinstance(result.exception, Started), result.output
+    q0, v0 = result.exception.args
+    np.testing.assert_allclose(q0, np.asarray(tilted.q0), atol=1e-15)
+    np.testing.assert_allclose(v0, np.asarray(tilted.v0), atol=1e-12)
+    assert np.abs(v0).max() > 0.1  # the keyframe's qvel

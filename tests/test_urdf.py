@@ -2,6 +2,7 @@
 mapping against MuJoCo's compiled model, and its fall under gravity against MuJoCo's
 simulation of the same file. The bad URDF inputs are in tests/test_bad_input.py."""
 
+import json
 import warnings
 from pathlib import Path
 
@@ -98,3 +99,14 @@ def test_a_mimic_joint_is_a_constraint_named_after_it():
     model = quiet(MIMIC)
     assert model.element_names == ("j1", "j2", "j2_mimic")
     assert jmbs.solvability(model).dof == 1
+
+
+def test_the_command_line_reads_urdf():
+    from typer.testing import CliRunner
+
+    from jmbs.cli import app
+
+    result = CliRunner().invoke(app, ["analyze", str(ARM), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["dof"], doc["redundancy"], doc["model"]["bodies"]) == (3, 0, 3)
