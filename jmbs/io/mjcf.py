@@ -20,6 +20,10 @@ model at its default pose (`qpos0`, or a keyframe) and maps it element by elemen
 
 Everything else (contacts, tendons, limits, armature, friction loss, sensors, ...) is
 listed in one `MJCFWarning`, never dropped silently.
+
+URDF robots (`from_urdf`) take the same path: MuJoCo compiles the URDF, this module maps
+the compiled model, and `io/urdf.py` reads the URDF's own tree to speak of its links and
+joints in the notes and errors.
 """
 
 import warnings
@@ -82,7 +86,8 @@ def from_mjcf(source: "str | Path", *, keyframe: "int | str | None" = None,
     """A jmbs `Model` from a MuJoCo model (MJCF), compiled by the `mujoco` package.
 
     **Arguments:**
-    - `source`: a path to an MJCF file, or the XML text itself.
+    - `source`: a path to an MJCF file, or the XML text itself. A URDF file (a `.urdf`
+      path or a `<robot>` root) is passed on to `jmbs.from_urdf`.
     - `keyframe`: the name or index of a keyframe whose `qpos`, `qvel` and `ctrl` give the
       reference configuration, the initial velocities and the controls (default:
       `qpos0`, zero velocities, zero controls).
@@ -109,10 +114,10 @@ def from_mjcf(source: "str | Path", *, keyframe: "int | str | None" = None,
         if keyframe is not None or controls:
             raise ValueError(f"{source if len(str(source)) < 80 else 'URDF'}: a URDF file has no "
                              "keyframes and no actuators; read it with jmbs.from_urdf")
-        return _urdf_model(mujoco, source, None, warn, stacklevel=5)
+        return _urdf_model(mujoco, source, None, warn, stacklevel=4)
     mj, label = _compile(mujoco, source)
     return _read(mujoco, mj, label, keyframe=keyframe, controls=controls, servos=servos, warn=warn,
-                 stacklevel=4)
+                 stacklevel=3)
 
 
 def from_urdf(source: "str | Path", *, positions: "dict[str, float] | None" = None,
