@@ -8,6 +8,15 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py builds  # every bundled model's build, each in a new process
     python benchmarks/bench_latency.py ops     # the Bricard's constraint terms: HLO operations,
                                                # compile, per evaluation
+    python benchmarks/bench_latency.py ratio [REPS]  # first simulate and first gradient as a
+                                               # ratio to a bare diffrax solve (issue 31)
+
+`ratio`: for the Bricard, the A02 chain (N = 40), Andrews' squeezer and a spatial model
+with force elements, the fresh-process seconds of import + build + first `simulate` (and
+of the first `jax.grad` through it), divided by the fresh-process seconds of a bare
+diffrax solve (and gradient) of a linear ODE with as many states, the same solver
+(Tsit5), controller (PID 1e-8) and 101 save times: the integrator's own cost on this
+machine. Medians of REPS (default 3) processes each.
 
 `sim5 --cache DIR` turns on `jmbs.enable_compilation_cache(DIR)` first: run it twice with
 a new directory for the cold and the warm (second-process) figures.
@@ -25,6 +34,7 @@ import jmbs  # noqa: E402
 
 T_IMPORT = time.perf_counter() - t0
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 
 
 def timed(out: dict, label: str, fn):
@@ -65,10 +75,14 @@ def main(what: str) -> dict:
         timed(out, "build", lambda: jmbs.examples.ALL[sys.argv[2]]().q0)
     elif what == "builds":
         return builds()
+    elif what == "ratio":
+        return ratio(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    elif what in ("case-sim", "case-grad"):
+        return case(sys.argv[2], what == "case-grad")
     elif what == "ops":
         return ops()
     else:
-        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|builds|ops")
+        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|builds|ops|ratio [REPS]")
     return {k: round(v, 2) for k, v in out.items()}
 
 
@@ -83,6 +97,97 @@ def builds() -> dict:
         out[name] = json.loads(res.stdout.strip().splitlines()[-1])["build"]
     slowest = max(out, key=out.get)
     return {"builds": out, "slowest": slowest, "slowest_s": out[slowest]}
+
+
+def spatial_with_forces():
+    """A spatial double pendulum (revolute, then spherical) on a torsion spring-damper,
+    a point spring-damper and a bushing: force elements of three kinds in 3-D."""
+    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
+    upper = b.add_body("upper", mass=1.0, inertia=(0.01, 0.08, 0.08), position=(0.5, 0.0, 0.0))
+    lower = b.add_body("lower", mass=1.0, inertia=(0.01, 0.08, 0.08), position=(1.5, 0.0, 0.0),
+                       angular_velocity=(0.0, 1.0, 0.5))
+    b.add_revolute("O", b.ground, upper, point=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
+    b.add_spherical("A", upper, lower, point=(1.0, 0.0, 0.0))
+    b.add_rotational_spring_damper("torsion", "O", stiffness=20.0, damping=0.5)
+    b.add_spring_damper("spring", b.ground, lower, point_i=(2.0, 1.0, 0.0), point_j=(2.0, 0.0, 0.0),
+                        stiffness=50.0, damping=1.0)
+    b.add_bushing("bushing", b.ground, lower, point=(2.0, 0.0, 0.0), stiffness=5.0, damping=0.1)
+    return b.build()
+
+
+# (model, end time, the parameter the first gradient is taken with respect to)
+CASES = {
+    "bricard": (lambda: jmbs.examples.bricard(), 5.0, "rod1.mass"),
+    "a02_n40": (lambda: jmbs.examples.n_four_bar(40), 1.0, "gravity"),
+    "andrews": (lambda: jmbs.examples.andrews_squeezer(), 0.03, "gravity"),
+    "spatial_forces": (spatial_with_forces, 2.0, "spring.stiffness"),
+}
+
+
+def case(name: str, gradient: bool) -> dict:
+    """In this fresh process: import + build + first simulate (or first gradient of the
+    final positions' sum with respect to the case's parameter), from the process start."""
+    build, t1, param = CASES[name]
+    model = build()
+    if gradient:  # the formulation prepared on the concrete model, as docs/sensitivity.md says
+        f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
+
+        def final(p):
+            m = model.with_params({param: p})
+            return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
+        jax.block_until_ready(jax.grad(final)(jnp.asarray(model.params()[param], float)))
+    else:
+        jax.block_until_ready(jmbs.simulate(model, t1).q)
+    return {"total": time.perf_counter() - t0, "states": model.nq + model.nv, "t1": t1}
+
+
+BARE = """
+import sys, time
+t0 = time.perf_counter()
+import diffrax, jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+n, t1, gradient = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3] == "1"
+A = -0.1 * jnp.eye(n) + jnp.diag(jnp.ones(n - 1), 1) - jnp.diag(jnp.ones(n - 1), -1)
+def solve(a, saveat):
+    return diffrax.diffeqsolve(
+        diffrax.ODETerm(lambda t, y, args: args * (A @ y)), diffrax.Tsit5(), 0.0, t1, None,
+        jnp.ones(n), args=a, saveat=diffrax.SaveAt(ts=saveat),
+        stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-8)).ys
+if gradient:
+    out = jax.grad(lambda a: jnp.sum(solve(a, jnp.array([t1]))[-1]))(1.0)
+else:
+    out = solve(1.0, jnp.linspace(0.0, t1, 101))
+jax.block_until_ready(out)
+print(time.perf_counter() - t0)
+"""
+
+
+def ratio(reps: int) -> dict:
+    """Per case, medians over `reps` fresh processes: jmbs's first simulate and first
+    gradient, the bare diffrax solve and gradient of the same size, and their ratios
+    (targets: 3 and 5)."""
+    import statistics
+    import subprocess
+
+    def median(cmd):
+        runs = [float(subprocess.run(cmd, check=True, capture_output=True, text=True)
+                      .stdout.strip().splitlines()[-1]) for _ in range(reps)]
+        return statistics.median(runs)
+
+    out = {}
+    for name in CASES:
+        row = {}
+        for kind, flag in (("simulate", "0"), ("gradient", "1")):
+            cmd = [sys.executable, __file__, "case-sim" if flag == "0" else "case-grad", name]
+            runs = [json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True)
+                               .stdout.strip().splitlines()[-1]) for _ in range(reps)]
+            jm = statistics.median(r["total"] for r in runs)
+            bare = median([sys.executable, "-c", BARE, str(runs[0]["states"]), str(runs[0]["t1"]), flag])
+            row[kind] = {"jmbs_s": round(jm, 2), "bare_diffrax_s": round(bare, 2),
+                         "ratio": round(jm / bare, 2)}
+        out[name] = row
+        print(name, json.dumps(row), file=sys.stderr, flush=True)
+    return out
 
 
 def ops() -> dict:
