@@ -52,6 +52,10 @@ MAX_CORRECTION = 0.5
 # step never crosses a singular configuration; approaching one, steps shrink.
 MIN_SINGULAR_RATIO = 0.25
 
+# A projected random direction shorter than this (relative to the draw) is rounding:
+# the mechanism has no free motion there.
+TANGENT_RTOL = 1e-8
+
 # Walks per compiled program (a batch of walks is padded to a power of two up to this,
 # and longer batches run in chunks of it).
 MAX_WALKS = 256
@@ -75,11 +79,15 @@ class Samples(eqx.Module):
     - `rank (n,)`, `rank_margin (n,)`: the rank of `C` at each (the rank rule on the
       equilibrated `C`, as `jmbs.solvability`) and its margin in decimal digits.
     - `generic_rank`: the mechanism's rank at almost every configuration near the
-      reference (`jmbs.generic_rank`'s rule, and the largest clear rank among the samples).
+      reference (`generic_rank`'s rule: the largest rank at the reference and at the
+      samples that moved from it and were decided clearly; where none did, at assembled
+      configurations near the reference).
     - `singular (n,)`: converged samples whose rank is below `generic_rank` (singular
-      configurations); `near_singular (n,)`: converged samples at the generic rank
-      whose decision is marginal (margin below `MARGINAL_DECADES` = 2 digits);
-      `n_singular`, `n_near_singular`: their counts.
+      configurations); `near_singular (n,)`: the other converged samples whose rank
+      decision is marginal (margin below `MARGINAL_DECADES` = 2 digits): near a singular
+      configuration, or on one where rounding leaves the decision unclear (a
+      parallelogram assembled exactly flat can come out one rank *above* the generic
+      rank, with a margin under one digit); `n_singular`, `n_near_singular`: their counts.
     - `accepted (n,)`: the sample is a new step of its walk (False: a rejected step,
       so the sample repeats its walk's previous one; always True for "perturb").
     """
@@ -107,7 +115,7 @@ class Samples(eqx.Module):
 
     @property
     def near_singular(self) -> np.ndarray:
-        return (np.asarray(self.converged) & (np.asarray(self.rank) == self.generic_rank)
+        return (np.asarray(self.converged) & (np.asarray(self.rank) >= self.generic_rank)
                 & (np.asarray(self.rank_margin) < MARGINAL_DECADES))
 
     @property
@@ -141,7 +149,8 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
     than half the step (the tangent no longer describes the manifold: another
     branch, or large curvature), or heads into a singular configuration (the signed
     generic-rank singular value, measured with the start's singular vectors, falls
-    below a quarter of its start value): so a walk never crosses a singular
+    below a quarter of its start value while the candidate's own falls below half): so a
+    walk never crosses a singular
     configuration and stays on the reference's branch (assembly mode). A rejected
     step repeats the walk's previous sample (`Samples.accepted` is False there).
 
@@ -211,13 +220,19 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
     # The generic rank near the reference, the samples' clear decisions being the
     # configurations near it (a marginal decision next to a singular configuration may
     # come out one too high, as in `SolvabilitySweep`).
+    # Samples that did not move from the reference (a mechanism locked by `fixed`, or
+    # without motion) cannot tell: then the nearby configurations are assembled.
     clear = ok & (margin >= MARGINAL_DECADES)
-    generic = generic_rank(model, q_ref, t_ref, rank=r_ref, nearby=rank[clear])
+    moved = np.abs(np.asarray(qs) - np.asarray(q_ref)[None, :]).max(axis=1) > math.sqrt(tol)
+    nearby = rank[clear & moved] if np.any(clear & moved) else None
+    generic = generic_rank(model, q_ref, t_ref, rank=r_ref, nearby=nearby)
     out = Samples(qs, jnp.asarray(ok), jnp.asarray(ts), jnp.asarray(rank), jnp.asarray(margin),
                   jnp.asarray(acc), generic)
-    if warn and out.n_singular:
+    if warn and out.n_singular + out.n_near_singular:
         warnings.warn(f"{where}: {out.n_singular} of {n} samples are at singular configurations "
-                      f"(rank below the generic rank {generic}; `Samples.singular` marks them)"
+                      f"(rank below the generic rank {generic}) and {out.n_near_singular} at or near "
+                      "one (a marginal rank decision); `Samples.singular` and `.near_singular` "
+                      "mark them"
                       + (": method='perturb' is drawn to them, method='walk' stays on the "
                          "reference's branch" if method == "perturb" else ""), stacklevel=2)
     return out
@@ -340,7 +355,11 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
                      <= tol * mechanism_size(model, q))
         corrected = jnp.abs(_distance(model, f.q, q, unit) - moved)
         k = jnp.maximum(f.rank - 1, 0)
-        heads_in = (f.rank > 0) & (_signed_value(f, g, k) < MIN_SINGULAR_RATIO * f.s[k])
+        signed = _signed_value(f, g, k)
+        # Through a singular configuration (the signed value changed sign), or towards one
+        # too fast (both measures fell steeply).
+        heads_in = (f.rank > 0) & ((signed < 0.0) | ((signed < MIN_SINGULAR_RATIO * f.s[k])
+                                                     & (g.s[k] < 2 * MIN_SINGULAR_RATIO * f.s[k])))
         accept = first | (converged & (corrected <= MAX_CORRECTION * moved + tol) & ~heads_in)
         new = jax.tree.map(lambda a, b: jnp.where(accept, a, b), eqx.tree_at(lambda x: x.q, g, q), f)
         ok = jnp.where(accept, converged, ok_f & (t_c == f.t))
@@ -348,9 +367,12 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
         factor = jnp.where(accept, jnp.minimum(1.0, factor * GROW), factor * SHRINK)
         # Predictor: a random tangent direction of length scale * factor, plus the
         # drivers' motion to the next time (-C^+ dPhi); corrector: chord Newton.
+        zk = zk * jnp.asarray(free)
         w = zk - new.Vt.T @ jnp.where(jnp.arange(nv) < new.rank, new.Vt @ zk, 0.0)
+        # No tangent space (a structure, or every motion driven): rounding, not a direction.
+        moves = jnp.linalg.norm(w) > TANGENT_RTOL * jnp.linalg.norm(zk)
         d = new.col * w
-        d = d * (scale * factor / jnp.maximum(norm(d), TINY))
+        d = jnp.where(moves, d * (scale * factor / jnp.maximum(norm(d), TINY)), 0.0)
         if driven:
             d = d - _solve(new, _residual(model, new.q, t_next))
         cand = corrector(new, retract(model, new.q, d), t_next, CHORD_ITERATIONS)
