@@ -11,7 +11,8 @@ import pytest
 
 import jmbs
 from jmbs import examples
-from jmbs._kinematics.sampling import walk, walks_jit
+from jmbs.internal import sample_walk as walk
+from jmbs.internal import sample_walks as walks_jit
 
 
 def _closure(model, qs, ts=None):

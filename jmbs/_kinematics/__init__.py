@@ -12,6 +12,7 @@ from .assemble import velocity_units as velocity_units
 from .assemble import warn_if_unassembled as warn_if_unassembled
 from .driven import KinematicsSolution as KinematicsSolution
 from .driven import kinematics as kinematics
+from .sampling import Samples as Samples
 from .sampling import sample_configurations as sample_configurations
 from .singular import generic_rank as generic_rank
 from .singular import nearby_configurations as nearby_configurations
