@@ -136,7 +136,8 @@ class Samples(eqx.Module):
 def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: float = 0.3,
                           t=0.0, fixed: Sequence = (), tol: float = 1e-12,
                           max_steps: int | None = None, method: str = "walk",
-                          walk_length: int = WALK_LENGTH, warn: bool = True) -> Samples:
+                          walk_length: int = WALK_LENGTH, ranks: bool = True,
+                          warn: bool = True) -> Samples:
     """Random configurations on the constraint manifold, on the reference branch.
 
     `method="walk"` (default): random walks from `model.q0` (assembled first) along the constraint
@@ -180,6 +181,9 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
       "perturb" (default 50); "walk" takes a fixed number per step.
     - `method`: `"walk"` or `"perturb"`.
     - `walk_length`: samples per walk ("walk").
+    - `ranks`: decide each sample's rank (the singular counts); False leaves it out
+      (`rank` -1, `generic_rank` -1, nothing counted singular) for callers that only
+      want configurations: a program less to compile.
     - `warn`: warn when samples land on singular configurations.
 
     **Returns:** a `Samples`: unpacks as `(qs (n, nq), converged (n,))` (use
@@ -212,9 +216,11 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
         q_ref, t_ref, r_ref = model.q0, float(ts[0]), None
     else:
         (q_ref, t_ref, r_ref), (qs, ok, acc, rank, margin) = _walks(
-            model, key, ts, float(scale), free, tol, walk_length)
+            model, key, ts, float(scale), free, tol, walk_length, ranks)
         qs = jnp.asarray(qs)
-    if method == "perturb":
+    if not ranks:
+        rank, margin = np.full(n, -1), np.full(n, np.nan)
+    elif method == "perturb":
         rank, margin = (np.asarray(x) for x in _ranks(model, qs, jnp.asarray(ts)))
     ok = np.asarray(ok)
     # The generic rank near the reference, the samples' clear decisions being the
@@ -225,7 +231,7 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
     clear = ok & (margin >= MARGINAL_DECADES)
     moved = np.abs(np.asarray(qs) - np.asarray(q_ref)[None, :]).max(axis=1) > math.sqrt(tol)
     nearby = rank[clear & moved] if np.any(clear & moved) else None
-    generic = generic_rank(model, q_ref, t_ref, rank=r_ref, nearby=nearby)
+    generic = generic_rank(model, q_ref, t_ref, rank=r_ref, nearby=nearby) if ranks else -1
     out = Samples(qs, jnp.asarray(ok), jnp.asarray(ts), jnp.asarray(rank), jnp.asarray(margin),
                   jnp.asarray(acc), generic)
     if warn and out.n_singular + out.n_near_singular:
@@ -240,7 +246,7 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
 
 # ----- the random walks -----
 
-def _walks(model: Model, key, ts: np.ndarray, scale: float, free, tol, length: int):
+def _walks(model: Model, key, ts: np.ndarray, scale: float, free, tol, length: int, decide: bool):
     """Host side of the walks: assemble the reference (unless it is), deal the sorted
     times to `ceil(n / length)` walks, run them, and put the samples back in the
     caller's order. Returns `((reference, its time, its rank), [qs, converged, accepted,
@@ -270,7 +276,7 @@ def _walks(model: Model, key, ts: np.ndarray, scale: float, free, tol, length: i
     driven = bool(np.any(padded != t0))
     parts = [walks_jit(model, jax.random.fold_in(key, c), q0, jnp.asarray(t0),
                        jnp.asarray(times[c * chunk:(c + 1) * chunk]), jnp.asarray(scale, dtype=float),
-                       free, tol, driven) for c in range(chunks)]
+                       free, tol, driven, decide) for c in range(chunks)]
     *res, start_rank = (np.concatenate([np.asarray(p[k]) for p in parts])[:m] for k in range(6))
     out = []
     for x in res:
@@ -327,17 +333,19 @@ def _residual(model: Model, q, t):
     return jnp.where(jnp.asarray(model.holonomic_rows), phi(model, q, t), 0.0)
 
 
-def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: bool = True):
+def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: bool = True,
+         decide: bool = True):
     """One walk from `q_start` (assembled at `t_start`): `z (K, nv)` standard normal
     draws, `times (K,)` its samples' times (non-decreasing); `driven`: whether the
-    times differ (else the drivers' prediction is left out of the program).
+    times differ (else the drivers' prediction is left out of the program); `decide`:
+    decide the rank of the whole `C` where it differs from the walk's matrix.
 
     Returns `(qs (K, nq), converged (K,), accepted (K,), rank (K,), rank margin (K,),
     rank at the start)`, the ranks those of `C`."""
     unit = velocity_units(model)
     nv = model.nv
     free = tuple(free)
-    whole = not (all(free) and all(model.holonomic_rows))
+    whole = decide and not (all(free) and all(model.holonomic_rows))
     norm = lambda dv: jnp.linalg.norm(dv / unit)  # noqa: E731
 
     def corrector(f: _Frame, q, t, iterations):
@@ -413,12 +421,13 @@ def _distance(model: Model, qa, qb, unit) -> Array:
 
 
 @eqx.filter_jit
-def walks_jit(model: Model, key, q_start, t_start, times, scale, free, tol, driven: bool):
+def walks_jit(model: Model, key, q_start, t_start, times, scale, free, tol, driven: bool,
+              decide: bool = True):
     """The walks of `sample_configurations`, one per row of `times (m, K)`, vmapped
     (`walk`'s results, each `(m, K, ...)`)."""
     z = jax.random.normal(key, times.shape + (model.nv,))
     return jax.vmap(lambda zz, tt: walk(model, q_start, t_start, zz, tt, scale, free, tol,
-                                        driven))(z, times)
+                                        driven, decide))(z, times)
 
 
 # ----- the rank of every sample -----
