@@ -45,11 +45,12 @@ POLISH_ITERATIONS = 2
 # describes the manifold over the step (large curvature, or a jump to another branch).
 MAX_CORRECTION = 0.5
 
-# ... or when the generic rank's singular value, measured with the step start's
-# singular vectors at the candidate, falls below this fraction of its value at the
-# start: the step heads into (or through) a singular configuration. The signed
-# measure goes through zero where the unsigned singular value would bounce back, so a
-# step never crosses a singular configuration; approaching one, steps shrink.
+# ... or when it heads into (or through) a singular configuration: the determinant of
+# the candidate's matrix on the start's independent rows and row space changes sign
+# (where the smallest kept value, unsigned, would bounce back), or falls below this
+# fraction of the start's while the candidate's own smallest kept value falls below
+# twice it. So a step never crosses a singular configuration; approaching one, steps
+# shrink.
 MIN_SINGULAR_RATIO = 0.25
 
 # A projected random direction shorter than this (relative to the draw) is rounding:
@@ -288,45 +289,76 @@ def _walks(model: Model, key, ts: np.ndarray, scale: float, free, tol, length: i
 
 
 class _Frame(eqx.Module):
-    """A walk's state and what a step from it needs: the SVD of the equilibrated
-    constraint matrix of the walk (the holonomic rows, the free coordinates) there,
-    `X = row C col`; and the rank decision of the whole `C` there."""
+    """A walk's state and what a step from it needs: the equilibrated constraint matrix of
+    the walk (the holonomic rows, the free coordinates) there, `X = row C col`, and its
+    pivoted QR `X[piv]^T = Q R` (a third of an SVD's cost, and `|R_ii|` are rank-revealing
+    values for the rank rule, as in the "qr" solvability method); the sign and log of
+    `det R_11` over the walk's rank; and the rank decision of the whole `C` there."""
 
     q: Array
     t: Array
-    U: Array
-    s: Array
-    Vt: Array
+    X: Array
+    Q: Array
+    R: Array
+    piv: Array
     row: Array
     col: Array
     rank: Array
+    sign: Array
+    logdet: Array
     decision: Array
     margin: Array
 
 
+def _qr(X):
+    Q, R, piv = jax.scipy.linalg.qr(X.T, pivoting=True)
+    return Q, R, piv
+
+
 def _frame(model: Model, q, t, free, r0, whole: bool) -> _Frame:
     """`_Frame` at `(q, t)`; `rank` at least `r0`; `whole`: the rank decision of `C`
-    needs an SVD of its own (Pfaffian rows, fixed coordinates)."""
+    needs a factorization of its own (Pfaffian rows, fixed coordinates)."""
     L = model.characteristic_lengths()
     C = constraint_matrix(model, q, t)
     hol = jnp.asarray(model.holonomic_rows)
     X, row, col = scaled(jnp.where(hol[:, None], C, 0.0) * jnp.asarray(free)[None, :], L, model.dim)
-    U, s, Vt = jnp.linalg.svd(X, full_matrices=True)
-    d = rank_decision(s, RANK_RTOL)
-    full = rank_decision(jnp.linalg.svd(scaled(C, L, model.dim)[0], compute_uv=False),
-                         RANK_RTOL) if whole else d
+    Q, R, piv = _qr(X)
+    diag = jnp.diagonal(R)
+    d = rank_decision(jnp.abs(diag), RANK_RTOL)
+    if whole:
+        R_whole = jax.scipy.linalg.qr(scaled(C, L, model.dim)[0].T, mode="r", pivoting=True)[0]
+        full = rank_decision(jnp.abs(jnp.diagonal(R_whole)), RANK_RTOL)
+    else:
+        full = d
     # Never fewer row-space directions than at the reference: at a configuration of lower
     # rank the lost direction is one to another branch, not a motion of this one.
-    return _Frame(q, t, U, s, Vt, row, col, jnp.maximum(d.rank, r0), full.rank, full.margin)
+    rank = jnp.maximum(d.rank, r0)
+    keep = jnp.arange(diag.shape[0]) < rank
+    sign = jnp.prod(jnp.where(keep, jnp.sign(diag), 1.0))
+    logdet = jnp.sum(jnp.where(keep, jnp.log(jnp.maximum(jnp.abs(diag), TINY)), 0.0))
+    return _Frame(q, t, X, Q, R, piv, row, col, rank, sign, logdet, full.rank, full.margin)
 
 
 def _solve(f: _Frame, r) -> Array:
-    """Minimum-norm `dv` with `C dv = r` on the frame's `rank` directions."""
-    k = f.s.shape[0]
+    """Minimum-norm `dv` with `C dv = r` on the frame's `rank` independent rows
+    (`X[piv[:rank]] = R_11^T Q_1^T`; the other rows are dependent on them)."""
+    k = min(f.R.shape)
     keep = jnp.arange(k) < f.rank
-    inv = jnp.where(keep, 1.0 / jnp.where(keep, f.s, 1.0), 0.0)
-    y = f.U[:, :k].T @ (f.row * r)
-    return f.col * (f.Vt[:k].T @ (inv * y))
+    A = jnp.where(keep[:, None] & keep[None, :], f.R[:k, :k], jnp.eye(k))
+    y = jnp.where(keep, (f.row * r)[f.piv[:k]], 0.0)
+    u = jax.scipy.linalg.solve_triangular(A.T, y, lower=True)
+    return f.col * (f.Q[:, :k] @ jnp.where(keep, u, 0.0))
+
+
+def _crossing(f: _Frame, g: _Frame):
+    """`(sign, log)` of `det` of the candidate's matrix (in the state's scaling) on the
+    state's independent rows and row space, `X_g[piv[:r]] Q_1`; at the state itself it is
+    `R_11^T`. Its sign changes where a singular configuration lies between the two."""
+    k = min(f.R.shape)
+    keep = jnp.arange(k) < f.rank
+    Xg = g.X * (f.row / g.row)[:, None] * (f.col / g.col)[None, :]
+    M = jnp.where(keep[:, None] & keep[None, :], Xg[f.piv[:k]] @ f.Q[:, :k], jnp.eye(k))
+    return jnp.linalg.slogdet(M)
 
 
 def _residual(model: Model, q, t):
@@ -362,12 +394,14 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
         converged = (jnp.max(jnp.abs(_residual(model, q, t_c)), initial=0.0)
                      <= tol * mechanism_size(model, q))
         corrected = jnp.abs(_distance(model, f.q, q, unit) - moved)
+        # Through a singular configuration (the determinant on the state's independent
+        # rows and row space changed sign), or towards one too fast (it fell below a
+        # quarter while the candidate's own last kept |R_ii| fell below half the state's).
+        sign, logdet = _crossing(f, g)
         k = jnp.maximum(f.rank - 1, 0)
-        signed = _signed_value(f, g, k)
-        # Through a singular configuration (the signed value changed sign), or towards one
-        # too fast (both measures fell steeply).
-        heads_in = (f.rank > 0) & ((signed < 0.0) | ((signed < MIN_SINGULAR_RATIO * f.s[k])
-                                                     & (g.s[k] < 2 * MIN_SINGULAR_RATIO * f.s[k])))
+        dk = lambda x: jnp.abs(jnp.diagonal(x.R))[k]  # noqa: E731
+        heads_in = (f.rank > 0) & ((sign != f.sign) | ((logdet - f.logdet < math.log(MIN_SINGULAR_RATIO))
+                                                       & (dk(g) < 2 * MIN_SINGULAR_RATIO * dk(f))))
         accept = first | (converged & (corrected <= MAX_CORRECTION * moved + tol) & ~heads_in)
         new = jax.tree.map(lambda a, b: jnp.where(accept, a, b), eqx.tree_at(lambda x: x.q, g, q), f)
         ok = jnp.where(accept, converged, ok_f & (t_c == f.t))
@@ -376,7 +410,8 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
         # Predictor: a random tangent direction of length scale * factor, plus the
         # drivers' motion to the next time (-C^+ dPhi); corrector: chord Newton.
         zk = zk * jnp.asarray(free)
-        w = zk - new.Vt.T @ jnp.where(jnp.arange(nv) < new.rank, new.Vt @ zk, 0.0)
+        Q1 = jnp.where((jnp.arange(nv) < new.rank)[None, :], new.Q, 0.0)
+        w = zk - Q1 @ (Q1.T @ zk)
         # No tangent space (a structure, or every motion driven): rounding, not a direction.
         moves = jnp.linalg.norm(w) > TANGENT_RTOL * jnp.linalg.norm(zk)
         d = new.col * w
@@ -397,16 +432,6 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
     ts = jnp.concatenate([times, times[-1:]])
     out = jax.lax.scan(step, carry, (zs, ts))[1]
     return tuple(x[1:] for x in out) + (out[3][0],)
-
-
-def _signed_value(f: _Frame, g: _Frame, k) -> Array:
-    """The state's `k`-th singular triple applied to the candidate's matrix, rescaled to
-    the state's equilibration, `u_k^T X v_k`: the generic rank's singular value, signed,
-    so that it goes through zero where a singular configuration lies between the two."""
-    u = f.U[:, k] * f.row / g.row
-    v = f.Vt[k] * f.col / g.col
-    m = min(g.U.shape[0], g.Vt.shape[0])
-    return (u @ g.U[:, :m]) @ (g.s[:m] * (g.Vt[:m] @ v))
 
 
 def _distance(model: Model, qa, qb, unit) -> Array:
