@@ -34,7 +34,7 @@ METHODS = ("walk", "perturb")
 # cost more starts.
 WALK_LENGTH = 16
 
-# Corrector iterations per step (chord Newton: the pseudoinverse of the equilibrated
+# Corrector iterations per step (chord Newton: the pivoted QR of the equilibrated
 # constraint matrix at the step's start, then a fresh one at the candidate). A step
 # whose candidate has not converged after them is rejected and the walk's step halved.
 CHORD_ITERATIONS = 6
@@ -57,9 +57,12 @@ MIN_SINGULAR_RATIO = 0.25
 # the mechanism has no free motion there.
 TANGENT_RTOL = 1e-8
 
-# Walks per compiled program (a batch of walks is padded to a power of two up to this,
-# and longer batches run in chunks of it).
-MAX_WALKS = 256
+# Walks per compiled program: fewer are padded to a multiple of WALKS_QUANTUM, more run
+# in chunks of MAX_WALKS (one program for every n >= MAX_WALKS * walk_length). Larger
+# chunks were slower per sample on the 2-core machine (256: 0.24 ms, 64: 0.16 ms per
+# Sarrus sample): their factorizations no longer stay in the caches.
+MAX_WALKS = 64
+WALKS_QUANTUM = 8
 
 # Gauss-Newton iterations that assemble the reference before the walks start from it.
 START_STEPS = 50
@@ -77,8 +80,12 @@ class Samples(eqx.Module):
 
     - `q (n, nq)`: the configurations; `converged (n,)`: those that satisfy
       `Phi(q, t) = 0` to the tolerance (use `q[converged]`); `t (n,)`: their times.
-    - `rank (n,)`, `rank_margin (n,)`: the rank of `C` at each (the rank rule on the
-      equilibrated `C`, as `jmbs.solvability`) and its margin in decimal digits.
+    - `rank (n,)`, `rank_margin (n,)`: the rank of `C` at each and its margin in
+      decimal digits: the rank rule (`rank_decision`) on the equilibrated `C`, its
+      values the `|R_ii|` of a pivoted QR for "walk" (as the "qr" solvability method:
+      the walk factorizes `C` at every sample anyway) and the singular values for
+      "perturb" (as `jmbs.solvability`'s default); they agree but within the rank
+      margin of a singular configuration.
     - `generic_rank`: the mechanism's rank at almost every configuration near the
       reference (`generic_rank`'s rule: the largest rank at the reference and at the
       samples that moved from it and were decided clearly; where none did, at assembled
@@ -146,14 +153,15 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
     jitted program). Each step goes a length `scale` in a random direction of the
     tangent space (the null space of the equilibrated `C`; translations measured in
     the bodies' characteristic lengths, rotations in radians), then projects onto
-    `Phi = 0` (chord Newton, a fixed number of iterations). A step is rejected, and
-    the walk's next step halved, when the projection does not converge, moves more
-    than half the step (the tangent no longer describes the manifold: another
-    branch, or large curvature), or heads into a singular configuration (the signed
-    generic-rank singular value, measured with the start's singular vectors, falls
-    below a quarter of its start value while the candidate's own falls below half): so a
-    walk never crosses a singular
-    configuration and stays on the reference's branch (assembly mode). A rejected
+    `Phi = 0` (chord Newton on the start's pivoted QR, then on the candidate's: a
+    fixed number of iterations). A step is rejected, and the walk's next step halved,
+    when the projection does not converge, moves more than half the step (the tangent
+    no longer describes the manifold: another branch, or large curvature), or heads
+    into a singular configuration (the determinant of the candidate's matrix on the
+    start's independent rows and row space changes sign, or falls below a quarter of
+    the start's while the candidate's smallest kept `|R_ii|` falls below half the
+    start's): so a walk never crosses a singular configuration and stays on the
+    reference's branch (assembly mode). A rejected
     step repeats the walk's previous sample (`Samples.accepted` is False there).
 
     `method="perturb"`: the former sampler: independent normal perturbations of
@@ -163,8 +171,8 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
     to them): a way to look for them, not a sample of the reference's branch; and
     slower (a pseudoinverse per iteration, up to `max_steps` iterations).
 
-    Every sample's rank is decided (the rank rule on the equilibrated `C`, as
-    `jmbs.solvability`) and compared with the generic rank (`jmbs.generic_rank`):
+    Every sample's rank is decided (the rank rule on the equilibrated `C`, see
+    `Samples.rank`) and compared with the generic rank (`generic_rank`):
     the result counts the samples at (`n_singular`) and near (`n_near_singular`)
     singular configurations, and a warning says so where there are any.
 
@@ -269,9 +277,9 @@ def _walks(model: Model, key, ts: np.ndarray, scale: float, free, tol, length: i
                              f"constraints at t = {t0:g} (max |Phi| = {off:.3g}) and could not be "
                              "assembled; assemble it first (jmbs.assemble) or pass another model")
         q0 = res.q
-    # Walks run in chunks of a power of two (at most MAX_WALKS), so that every `n` reuses
-    # a few compiled programs.
-    chunk = min(MAX_WALKS, 1 << (m - 1).bit_length())
+    # Walks run in chunks of at most MAX_WALKS (fewer padded to a multiple of
+    # WALKS_QUANTUM), so that every `n` reuses a few compiled programs.
+    chunk = min(MAX_WALKS, -(-m // WALKS_QUANTUM) * WALKS_QUANTUM)
     chunks = -(-m // chunk)
     times = np.concatenate([times, np.repeat(times[-1:], chunks * chunk - m, axis=0)])
     driven = bool(np.any(padded != t0))
@@ -385,7 +393,7 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
                                  lambda _, q: retract(model, q, -_solve(f, _residual(model, q, t))), q)
 
     def step(carry, inputs):
-        # The candidate's frame (one constraint matrix and SVD per step) polishes it,
+        # The candidate's frame (one constraint matrix and QR per step) polishes it,
         # tests it against the walk's state `f`, and, when accepted, serves the next step.
         f, cand, t_c, moved, r0, factor, ok_f, first = carry
         zk, t_next = inputs
