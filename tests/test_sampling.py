@@ -139,3 +139,15 @@ def test_driven_samples_follow_the_driver():
     assert _closure(model, np.asarray(qs), ts) < 1e-10
     crank0 = float(model.q0[2])
     np.testing.assert_allclose(np.asarray(qs)[:, 2], crank0 + ts, atol=1e-9)
+
+
+def test_redundant_rows_are_decided_on_the_constraints():
+    """The Bricard (one redundant constraint, rank 29 all along its motion): every sample's
+    rank is 29 with a clear margin. Decided off the constraints (before the candidate's
+    Newton iterations converge), the redundant row is not quite dependent and the rank
+    comes out 30 with a marginal decision (a quarter of 1,000 samples at this scale did,
+    with 6 chord iterations instead of 10)."""
+    model = examples.bricard()
+    s = jmbs.sample_configurations(model, 48, key=2, scale=0.5)
+    assert bool(np.all(s.converged))
+    assert np.all(np.asarray(s.rank) == 29) and s.n_near_singular == 0 and s.n_singular == 0

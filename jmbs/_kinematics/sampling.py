@@ -34,10 +34,11 @@ METHODS = ("walk", "perturb")
 # cost more starts.
 WALK_LENGTH = 16
 
-# Corrector iterations per step (chord Newton: the pivoted QR of the equilibrated
-# constraint matrix at the step's start, then a fresh one at the candidate). A step
-# whose candidate has not converged after them is rejected and the walk's step halved.
-CHORD_ITERATIONS = 6
+# Corrector iterations per step: chord Newton on the pivoted QR of the equilibrated
+# constraint matrix at the step's start (linear convergence, at a rate that falls with
+# the step), then Newton on the candidate's own. A step whose candidate has not
+# converged after them is rejected and the walk's step halved.
+CHORD_ITERATIONS = 10
 POLISH_ITERATIONS = 2
 
 # A step is rejected (the walk stays where it is, and halves its next step) when the
@@ -393,8 +394,11 @@ def walk(model: Model, q_start, t_start, z, times, scale, free, tol, driven: boo
                                  lambda _, q: retract(model, q, -_solve(f, _residual(model, q, t))), q)
 
     def step(carry, inputs):
-        # The candidate's frame (one constraint matrix and QR per step) polishes it,
-        # tests it against the walk's state `f`, and, when accepted, serves the next step.
+        # The candidate's frame (one constraint matrix and QR per step) polishes it (two
+        # Newton iterations), decides its rank, tests it against the walk's state `f`,
+        # and, when accepted, serves the next step. It is taken after the chord
+        # iterations: off the constraints redundant rows are not quite dependent, and the
+        # rank would come out too high with a small margin.
         f, cand, t_c, moved, r0, factor, ok_f, first = carry
         zk, t_next = inputs
         g = _frame(model, cand, t_c, free, r0, whole)
