@@ -47,6 +47,7 @@ from ._joints.registry import ELEMENT_TYPES as ELEMENT_TYPES
 from ._joints.registry import ElementType as ElementType
 from ._kinematics import AssemblyResult as AssemblyResult
 from ._kinematics import KinematicsSolution as KinematicsSolution
+from ._kinematics import Samples as Samples
 from ._kinematics import assemble as assemble
 from ._kinematics import consistent_velocity as consistent_velocity
 from ._kinematics import kinematics as kinematics
@@ -138,7 +139,8 @@ __all__ = [
     "MJCFWarning", "Model", "ModelBuilder", "ModelFileError", "NullSpace", "NullSpaceProjection",
     "PathEvent", "Penalty", "Prepared", "Projection", "Pseudoinverse", "QR", "RESULTS",
     "RankComparison", "Reactions", "RegularizedEuler", "Release", "SOLVABILITY_METHODS",
-    "STABILIZATIONS", "SVD", "Solution", "SolvabilityPath", "SolvabilityReport", "SolvabilitySweep",
+    "STABILIZATIONS", "SVD", "Samples", "Solution", "SolvabilityPath", "SolvabilityReport",
+    "SolvabilitySweep",
     "StateResult", "StaticResult", "StepState", "Substitution", "advise", "assemble", "batch_map",
     "bundled_models", "component_names", "consistent_velocity", "constraint_matrix",
     "constraint_terms", "dca_assembly", "default_formulation", "driver_path", "element_sets",

@@ -80,6 +80,11 @@ DEPENDENCY_TOL = 1e-8
 # `C` while no non-unique pattern (of norm one per basis vector) falls below it.
 CRITERION_TOL = 1e-6
 
+# Decimal digits between a value and its tolerance below which a decision is
+# reported as marginal (close to a singular configuration): the solvability reports
+# and sweeps, and the samples of `jmbs.sample_configurations`.
+MARGINAL_DECADES = 2.0
+
 
 class RankDecision(eqx.Module):
     """The one rank rule, decided on non-increasing rank-revealing values (singular

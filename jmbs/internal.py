@@ -12,6 +12,8 @@ write their own formulation, solvability method or analysis (as lineax's
 - `equilibrate`: the unit-free scaling of `C` every rank decision starts from.
 - `small_svd`: the batched SVD of small matrices (closed form for one or two rows)
   used by the divide-and-conquer passes.
+- `sample_walk`, `sample_walks`: one random walk of `jmbs.sample_configurations`, and
+  the vmapped, jitted batch of them.
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
   `CRITERION_TOL`: the one rank rule (see `docs/architecture.md`).
 """
@@ -23,6 +25,8 @@ from ._formulations.divide_and_conquer import DivideAndConquerState as DivideAnd
 from ._formulations.elimination import EliminationState as EliminationState
 from ._formulations.penalty import PenaltyState as PenaltyState
 from ._formulations.pseudoinverse import PseudoinverseState as PseudoinverseState
+from ._kinematics.sampling import walk as sample_walk
+from ._kinematics.sampling import walks_jit as sample_walks
 from ._linalg import CRITERION_TOL as CRITERION_TOL
 from ._linalg import RANK_RTOL as RANK_RTOL
 from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
@@ -40,4 +44,4 @@ __all__ = ["AbstractFormulationState", "AssemblyStep", "CRITERION_TOL", "DivideA
            "DynamicsTerms", "EliminationState", "FormulationState", "PenaltyState", "PseudoinverseState",
            "RANK_RTOL", "RankState",
            "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
-           "numerical_rank", "rank_decision", "small_svd"]
+           "numerical_rank", "rank_decision", "sample_walk", "sample_walks", "small_svd"]

@@ -861,6 +861,21 @@ def test_kinematics_rejects(slider, args, match):
                  r"sample_configurations: scale must be positive", id="samples-scale"),
     pytest.param(lambda m: jmbs.sample_configurations(m, 4, t=np.zeros(3)),
                  r"sample_configurations: t must be one time or n = 4 times", id="samples-times"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, -3), r"sample_configurations: n must be at "
+                 r"least 1, got -3; give the number of samples", id="samples-negative"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 2.5), r"sample_configurations: n must be an "
+                 r"int, got 2\.5", id="samples-float-n"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 4, scale=0.0),
+                 r"sample_configurations: scale must be positive, got 0", id="samples-scale-zero"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 4, scale=float("nan")),
+                 r"sample_configurations: scale must be a finite positive number, got nan",
+                 id="samples-scale-nan"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 4, walk_length=0),
+                 r"sample_configurations: walk_length must be at least 1, got 0; it is the number "
+                 r"of samples per random walk", id="samples-walk-length"),
+    pytest.param(lambda m: jmbs.sample_configurations(m, 4, method="random"),
+                 r"sample_configurations: method must be one of \('walk', 'perturb'\), got "
+                 r"'random'", id="samples-method"),
 ])
 def test_analysis_options_are_checked_before_tracing(slider, call, match):
     with named_error(ValueError, match):

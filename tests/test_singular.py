@@ -58,7 +58,7 @@ def test_marginal_decisions_do_not_set_the_generic_rank():
     the mechanism has 11): the generic rank counts only clear decisions, so the regular
     samples are not called singular."""
     model = examples.parallelogram()
-    qs, ok = jmbs.sample_configurations(model, 195, key=0)
+    qs, ok = jmbs.sample_configurations(model, 195, key=0, method="perturb", warn=False)
     sw = jmbs.solvability_sweep(model, np.asarray(qs)[np.asarray(ok)])
     high = sw.rank > 11
     assert high.any() and np.all(sw.rank_margin[high] < 2)  # the case this guards

@@ -169,13 +169,17 @@ assert abs(ratio - 2) < 1e-6
 #
 # ## Random configurations: `jmbs.solvability_sweep`
 #
-# `jmbs.sample_configurations` perturbs the reference configuration at random (0.3 rad
-# and 0.3 body lengths, by default) and assembles each sample;
+# `jmbs.sample_configurations` walks at random along the mechanism's motion from the
+# reference and stays on its branch (by default). Here we ask for its former sampler,
+# `method="perturb"`, to see what happens at singular configurations: it perturbs the
+# reference configuration at random (0.3 rad and 0.3 body lengths) and assembles each
+# sample, and Gauss-Newton is drawn to the flat configurations (it warns how many
+# samples landed there; `warn=False` keeps the notebook quiet);
 # `jmbs.solvability_sweep` decides all of them in vmapped, jitted chunks.
 
 # %%
 start = time.perf_counter()
-qs, converged = jmbs.sample_configurations(model, N_SAMPLES, key=0)
+qs, converged = jmbs.sample_configurations(model, N_SAMPLES, key=0, method="perturb", warn=False)
 qs = np.asarray(qs)[np.asarray(converged)]
 sweep = jmbs.solvability_sweep(model, qs, progress=False)
 print(f"{len(qs)} of {N_SAMPLES} samples assembled and decided in {time.perf_counter() - start:.1f} s")

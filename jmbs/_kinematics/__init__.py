@@ -8,11 +8,12 @@ from .assemble import assemble as assemble
 from .assemble import assemble_jit as assemble_jit
 from .assemble import closure_error as closure_error
 from .assemble import free_mask as free_mask
+from .assemble import velocity_units as velocity_units
 from .assemble import warn_if_unassembled as warn_if_unassembled
 from .driven import KinematicsSolution as KinematicsSolution
 from .driven import kinematics as kinematics
+from .sampling import Samples as Samples
 from .sampling import sample_configurations as sample_configurations
-from .sampling import velocity_units as velocity_units
 from .singular import generic_rank as generic_rank
 from .singular import nearby_configurations as nearby_configurations
 from .singular import released_rows as released_rows

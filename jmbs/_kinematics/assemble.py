@@ -82,6 +82,15 @@ def free_mask(model: Model, fixed: Sequence = ()) -> np.ndarray:
     return mask
 
 
+def velocity_units(model: Model) -> Array:
+    """Per velocity coordinate, its unit of size `(nv,)`: the body's characteristic
+    length for a translation, one radian for a rotation."""
+    nvb = NV[model.dim]
+    L = model.characteristic_lengths()
+    return jnp.concatenate([jnp.broadcast_to(L[:, None], (model.n_bodies, model.dim)),
+                            jnp.ones((model.n_bodies, nvb - model.dim))], axis=1).ravel()
+
+
 class AssemblyResult(eqx.Module):
     """Outcome of `assemble`: `q`, the final `max |Phi|`, steps taken and success."""
 

@@ -17,8 +17,7 @@ from .._linalg import (
 )
 from .._model import Model
 from .._rank import constraint_rank
-from .assemble import assemble_jit
-from .sampling import velocity_units
+from .assemble import assemble_jit, velocity_units
 
 # ----- Singular configurations -----
 # The papers' verdicts hold "in every nonsingular configuration". At a singular one (a
@@ -82,7 +81,7 @@ def nearby_configurations(model: Model, q, t, samples: int = GENERIC_SAMPLES,
     return out
 
 
-def generic_rank(model: Model, q, t, rank: int | None = None) -> int:
+def generic_rank(model: Model, q, t, rank: int | None = None, nearby=None) -> int:
     """Host-side: the mechanism's generic rank near `q`, the rank of its constraints at
     almost every configuration around it: the largest `constraint_rank` at `q` (or the
     given `rank` there) and at the `nearby_configurations` (a driver only prescribes
@@ -91,10 +90,16 @@ def generic_rank(model: Model, q, t, rank: int | None = None) -> int:
     of configurations, the generic rank is likewise the largest rank met
     (`singular_points`, `SolvabilitySweep`).
 
+    `nearby`: the ranks at configurations near `q` on its motion that the caller has
+    decided already (the samples of `sample_configurations`), used instead of the
+    `nearby_configurations`.
+
     The rank margin cannot tell a singular configuration from a redundant mechanism
     (a configuration can be exactly singular with a large margin); this can."""
     rank = constraint_rank(model, q, t) if rank is None else int(rank)
-    return max([rank, *(constraint_rank(model, x, t) for x in nearby_configurations(model, q, t))])
+    if nearby is None:
+        nearby = [constraint_rank(model, x, t) for x in nearby_configurations(model, q, t)]
+    return max([rank, *(int(r) for r in np.asarray(nearby).ravel())])
 
 
 def singular_points(ts, ranks, values) -> tuple[int, list[tuple[float, str]]]:

@@ -17,14 +17,11 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._assembly import constraint_matrix
+from .._linalg import MARGINAL_DECADES as MARGINAL_DECADES
 from .._linalg import RankDecision, decades
 from .._misc import check_positive
 from .._model import Model
 from .._rank import equilibrate
-
-# Decimal digits between a value and its tolerance below which a decision is
-# reported as marginal (close to a singular configuration).
-MARGINAL_DECADES = 2.0
 
 
 class Decisions(eqx.Module):

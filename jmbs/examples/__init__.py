@@ -17,6 +17,7 @@ from .basic import n_four_bar_configuration as n_four_bar_configuration
 from .basic import parallelogram as parallelogram
 from .basic import pendulum as pendulum
 from .basic import planar_rod as planar_rod
+from .basic import sarrus as sarrus
 from .basic import slider_crank as slider_crank
 from .basic import slider_crank_position as slider_crank_position
 from .basic import spatial_four_bar as spatial_four_bar

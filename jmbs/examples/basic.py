@@ -202,3 +202,29 @@ def bricard() -> Model:
     for k in range(6):
         b.add_revolute(f"J{k + 1}", bodies[k], bodies[k + 1], point=P[k], axis=BRICARD_AXES[k])
     return b.build()
+
+
+def sarrus(height: float = 0.4, link: float = 0.25, base: float = 0.2) -> Model:
+    """Sarrus linkage: a plate held above the ground by two hinged legs, each two rods of
+    length `link` joined by revolutes with parallel axes (leg "a" in the x-z plane, axes
+    along y; leg "b" in the y-z plane, axes along x), so that the plate can only
+    translate along z: six revolutes, 30 rows, rank 29, dof 1. The plate is at
+    `height` (0 < height < 2 link); the knees point outwards (away from the z axis),
+    `base` from it at the hinges. The plate's height is its z coordinate
+    (`plate.z`). Singular configurations: folded flat (height 0: below it the plate
+    passes through the ground) and stretched (height 2 link)."""
+    if not 0.0 < height < 2.0 * link:
+        raise ValueError(f"sarrus: height must lie in (0, 2 link) = (0, {2 * link}), got {height}")
+    b = ModelBuilder(dim=3, gravity=(0.0, 0.0, -G))
+    reach = math.sqrt(link**2 - (height / 2) ** 2)
+    plate = b.add_body("plate", mass=1.0, inertia=(0.01, 0.01, 0.02), position=(0.0, 0.0, height))
+    for leg, e, axis in (("a", np.array([1.0, 0.0, 0.0]), (0.0, 1.0, 0.0)),
+                         ("b", np.array([0.0, 1.0, 0.0]), (1.0, 0.0, 0.0))):
+        foot, knee = base * e, (base + reach) * e + np.array([0.0, 0.0, height / 2])
+        top = base * e + np.array([0.0, 0.0, height])
+        lower = _rod3(b, f"{leg}_lower", foot, knee, width=0.02)
+        upper = _rod3(b, f"{leg}_upper", knee, top, width=0.02)
+        b.add_revolute(f"{leg}_foot", b.ground, lower, point=foot, axis=axis)
+        b.add_revolute(f"{leg}_knee", lower, upper, point=knee, axis=axis)
+        b.add_revolute(f"{leg}_top", upper, plate, point=top, axis=axis)
+    return b.build()

@@ -1,11 +1,13 @@
 """Random nonsingular configurations of the papers' mechanisms, on their own motion branch.
 
 Random perturbations of the reference configuration followed by Gauss-Newton
-(`jmbs.sample_configurations`) do not stay on a mechanism's motion branch when
-its configuration space has other branches of a different rank (Bricard, the
-parallelograms): Gauss-Newton can land on one of them. The
-configurations here follow each mechanism's own motion instead, in closed form
-(each mechanism's motion has one). Every candidate is then checked: it closes
+(`jmbs.sample_configurations(..., method="perturb")`, its default until issue 32) do
+not stay on a mechanism's motion branch when its configuration space has other
+branches of a different rank (Bricard, the parallelograms): Gauss-Newton can land on
+one of them. The default random walks stay on the branch but spread from the
+reference by steps. The configurations here follow each mechanism's own motion over
+its whole range, in closed form (each mechanism's motion has one), independently of
+the sampler. Every candidate is then checked: it closes
 the constraints and has the reference configuration's rank with a clear
 singular-value gap; candidates near singular configurations are replaced.
 """
