@@ -667,7 +667,7 @@ def _backend_started() -> bool:
 def main(argv: list[str] | None = None) -> int:
     """Run the `jmbs` command with `argv` (default `sys.argv[1:]`); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    # One thread per XLA:CPU program: commands side by side share the cores (jmbs.fair_share);
+    # A core of its own for the XLA:CPU programs: commands side by side share the cores (jmbs.fair_share);
     # nothing is changed where the process already runs JAX (a test calling main in-process).
     if not _backend_started():
         fair_share()
