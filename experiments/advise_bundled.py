@@ -21,9 +21,10 @@ import diffrax
 import numpy as np
 
 import jmbs
+import jmbs.plotting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import format_table, run, write_outputs  # noqa: E402
+from _common import format_table, run, save_figure, write_outputs  # noqa: E402
 
 MODELS = ("parallelogram", "bricard", "gripper", "gripper_overactuated", "spatial_parallelogram",
           "mobile_robot", "redundant_manipulator", "redundant_manipulator_overactuated", "mjcf:four_bar")
@@ -68,6 +69,9 @@ def main(short: bool = False, out: Path | None = None) -> dict:
                "sentences": best.sentences(), "advise_s": round(seconds, 1),
                **compare(model, best.apply(model))}
         results[name] = res
+        if name == "parallelogram":  # the figure of docs/determinate.md
+            ax = jmbs.plotting.plot_release(model, best)
+            save_figure(out, "advise_parallelogram", ax.figure)
         rows.append([name, res["p"], "; ".join(res["sentences"]), f"{res['motion']:.1e}",
                      "yes" if res["all_unique"] else "NO", f"{res['reactions']:.1e}", res["advise_s"]])
         print(rows[-1], flush=True)
