@@ -29,8 +29,11 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity")
                                 reason="needs a system that sets a process's cores, with two")
 
 
-def test_two_processes_side_by_side_take_different_cores():
-    procs = [subprocess.Popen([sys.executable, "-c", CODE], stdin=subprocess.PIPE,
+def test_two_processes_side_by_side_take_different_cores(tmp_path):
+    # Their own folder of core locks: other jmbs processes of the suite (the command
+    # line's tests, the other worker) hold cores in the shared one.
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", CODE], stdin=subprocess.PIPE, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     try:
