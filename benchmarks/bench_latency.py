@@ -177,8 +177,8 @@ def ratio(reps: int) -> dict:
     out = {}
     for name in CASES:
         row = {}
-        for kind, flag in (("simulate", "0"), ("gradient", "1")):
-            cmd = [sys.executable, __file__, "case-sim" if flag == "0" else "case-grad", name]
+        for kind, case_cmd, flag in (("simulate", "case-sim", "0"), ("gradient", "case-grad", "1")):
+            cmd = [sys.executable, __file__, case_cmd, name]
             runs = [json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True)
                                .stdout.strip().splitlines()[-1]) for _ in range(reps)]
             jm = statistics.median(r["total"] for r in runs)

@@ -98,15 +98,21 @@ def test_pin_in_slot_residual_is_the_distance_from_the_slot():
                                    atol=1e-13)
 
 
-def test_primitives_compose_the_usual_joints():
-    """A point on a line, in a plane normal to it, with the axes kept parallel, is a
-    revolute joint: the rows span the revolute's at an assembled configuration."""
+def revolute_of_primitives():
+    """A body on the ground by a point on a line, a point in a plane normal to it and
+    parallel axes: a revolute joint made of primitives."""
     b = jmbs.ModelBuilder(dim=3)
     b.add_body("j", mass=1.0, inertia=(0.2, 0.1, 0.15), position=RJ)
     b.add_inline("L", b.ground, "j", point=P, axis=A)
     b.add_parallel_axes("Z", b.ground, "j", axis=A)
     b.add_inplane("N", b.ground, "j", point=P, normal=A)
-    both = b.build()
+    return b.build()
+
+
+def test_primitives_compose_the_usual_joints():
+    """A point on a line, in a plane normal to it, with the axes kept parallel, is a
+    revolute joint: the rows span the revolute's at an assembled configuration."""
+    both = revolute_of_primitives()
     r = jmbs.ModelBuilder(dim=3)
     r.add_body("j", mass=1.0, inertia=(0.2, 0.1, 0.15), position=RJ)
     r.add_revolute("R", r.ground, "j", point=P, axis=A)
@@ -147,12 +153,7 @@ def test_primitives_are_drawn(tmp_path):
 
     matplotlib.use("Agg")
     import jmbs.plotting
-    b = jmbs.ModelBuilder(dim=3)
-    b.add_body("j", mass=1.0, inertia=(0.2, 0.1, 0.15), position=RJ)
-    b.add_inline("L", b.ground, "j", point=P, axis=A)
-    b.add_parallel_axes("Z", b.ground, "j", axis=A)
-    b.add_inplane("N", b.ground, "j", point=P, normal=A)
-    model = b.build()
+    model = revolute_of_primitives()
     ax = jmbs.plotting.plot_mechanism(model, model.q0, report=jmbs.solvability(model))
     ax.figure.savefig(tmp_path / "primitives.png")
     assert (tmp_path / "primitives.png").stat().st_size > 5_000
