@@ -81,3 +81,37 @@ def test_a_driver_that_locks_the_mechanism_fails_naming_the_time_and_the_joints(
     with pytest.raises(RuntimeError, match=r"Cause: the prescribed motions conflict by t = [\d.]+, at "
                                            r"position level, the rows of ('\w+', ){2}'\w+' cannot all"):
         jmbs.simulate(model, 2.0, saveat=np.linspace(0.0, 2.0, 21), max_steps=2000)
+
+
+def test_a_run_that_drifts_off_the_parallelograms_branch_reports_rank_changed():
+    """The parallelogram with a third crank (p = 1) swinging under gravity, integrated
+    without stabilization at rtol = atol = 1e-3: the drift turns the third crank out of
+    parallel with the others (by ~1e-4 rad at t = 7.5), which makes the rows of the
+    three cranks independent: the mechanism left its branch (rank 11 -> 12). The run
+    fails with `rank_changed`; the dense SVD confirms the rank at the states past that
+    time, and the default projected run of the same motion keeps rank 11."""
+    model = examples.parallelogram()
+    v0 = jmbs.consistent_velocity(model, model.q0, model.v0.at[2].set(-1.0))
+    kwargs = dict(v0=v0, saveat=np.linspace(0.0, 8.0, 61))
+    loose = diffrax.PIDController(rtol=1e-3, atol=1e-3)
+    with pytest.warns(UserWarning, match=r"Cause: at t = ([\d.]+) the rank of the rigid rows of C rose "
+                                         r"to 12, above the mechanism's rank 11 at the start"):
+        sol = jmbs.simulate(model, 8.0, stabilization=None, stepsize_controller=loose, throw=False,
+                            **kwargs)
+    assert sol.result == jmbs.RESULTS.rank_changed
+    q, ranks = np.asarray(sol.q), np.asarray(sol.reactions.rank)
+    after = np.flatnonzero(ranks == 12)
+    assert after.size and np.all(ranks[: after[0]] == 11)
+    crank0, crank2 = q[:, 2], q[:, 8]
+    assert np.all(np.abs(crank0 - crank2)[after] > 1e-5)  # the cranks are no longer parallel
+    # The dense SVD agrees wherever it decides with a margin of a decade or more (the first
+    # states past the rise sit at the tolerance: their margins are below one decade).
+    svd = [jmbs.solvability(model, q[k], method="svd") for k in after]
+    assert all(r.rank == 12 for r in svd if r.rank_margin >= 1.0)
+    assert svd[-1].rank == 12 and svd[-1].rank_margin >= 1.0
+    with pytest.raises(RuntimeError, match="rank of the rigid rows of C rose"):
+        jmbs.simulate(model, 8.0, stabilization=None, stepsize_controller=loose, **kwargs)
+    kept = jmbs.simulate(model, 8.0, **kwargs)
+    assert kept.result == jmbs.RESULTS.successful
+    assert np.all(np.asarray(kept.reactions.rank) == 11)
+    assert np.abs(np.asarray(kept.q)[:, 2] - np.asarray(kept.q)[:, 8]).max() < 1e-10
