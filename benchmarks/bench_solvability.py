@@ -59,7 +59,6 @@ early_blas_threads()
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
-import math  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
@@ -72,7 +71,6 @@ import scipy.linalg as sla  # noqa: E402
 from bench_assembly import cpu_busy, cpu_ticks, git_state, others_busy, pin_to_cpu0, wait_idle  # noqa: E402
 
 import jmbs  # noqa: E402
-from jmbs.examples.mobile_robot import GEOMETRY  # noqa: E402
 
 RTOL, CTOL = 1e-8, 1e-6
 # jmbs.equilibrate's Ruiz iterations and noise level (jmbs/_solvability/equilibrate.py);
@@ -87,40 +85,12 @@ BATCHES = (512, 2048, 8192)
 # --------------------------------------------------------------------------------------
 
 
-def robot_configurations(ds: np.ndarray, hitches: np.ndarray) -> np.ndarray:
-    """`jmbs.examples.mobile_robot_configuration(d, hitch)` for arrays of `d` and `hitch`
-    at once (that function costs ~0.2 ms a call); checked against it in `robot_batch`."""
-    g = GEOMETRY
-    L, a, link = g["half_wheelbase"], g["arm"], g["link"]
-    h = math.sqrt(link**2 - a**2)
-    delta = np.arcsin(-ds * (2 * h + ds) / (2 * a * (h + ds)))
-    c, s, z, one = np.cos(delta), np.sin(delta), np.zeros_like(ds), np.ones_like(ds)
-    B, C = np.stack([L * one, z], 1), np.stack([-L * one, z], 1)
-    D, G = np.stack([L - a * c, -a * s], 1), np.stack([-L + a * c, -a * s], 1)
-    E, F = np.stack([L * one, h + ds], 1), np.stack([-L * one, h + ds], 1)
-    A = np.stack([-g["hitch_offset"] * one, z], 1)
-    W5 = A - g["drawbar"] * np.stack([np.cos(hitches), np.sin(hitches)], 1)
-
-    def mid(p, q):
-        return (p + q) / 2, np.arctan2((q - p)[:, 1], (q - p)[:, 0])
-
-    poses = [(np.zeros_like(B), z), (B, delta), (C, -delta), mid(D, E), mid(F, G),
-             ((E + F) / 2, z), (W5, hitches)]
-    return np.concatenate([np.column_stack([r, phi]) for r, phi in poses], axis=1)
-
-
 def robot_batch(n: int, seed: int = 0) -> np.ndarray:
     lo, hi = jmbs.examples.steering_range()
     margin = 0.05 * (hi - lo)
     rng = np.random.default_rng(seed)
     ds, hitches = rng.uniform(lo + margin, hi - margin, n), rng.uniform(-1.0, 1.0, n)
-    qs = robot_configurations(ds, hitches)
-    for k in range(min(n, 20)):
-        ref = jmbs.examples.mobile_robot_configuration(float(ds[k]), float(hitches[k]))
-        err = float(np.max(np.abs(qs[k] - ref)))
-        if err > 1e-12:
-            raise AssertionError(f"robot configuration {k} differs from jmbs's by {err:.3g}")
-    return qs
+    return jmbs.examples.mobile_robot_configurations(ds, hitches)
 
 
 # --------------------------------------------------------------------------------------

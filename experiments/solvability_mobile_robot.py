@@ -54,7 +54,7 @@ def manoeuvre(model, n: int):
     t = np.linspace(0.0, 11.0, n)
     ds = np.asarray(slider_displacement(examples.steering_manoeuvre(t)))
     hitch = 0.4 * np.sin(0.5 * t)
-    qs = np.stack([examples.mobile_robot_configuration(float(d), float(h)) for d, h in zip(ds, hitch)])
+    qs = examples.mobile_robot_configurations(ds, hitch)
     return qs, ds
 
 

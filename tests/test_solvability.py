@@ -14,6 +14,7 @@ from helpers import PFAFFIAN, PLANAR_JOINTS, SOLVABILITY_METHODS, SPATIAL_JOINTS
 
 import jmbs
 from jmbs import examples
+from jmbs.internal import sweep_defaults
 
 METHODS = list(SOLVABILITY_METHODS)
 
@@ -28,8 +29,7 @@ def robot_qs():
     lo, hi = examples.steering_range()
     rng = np.random.default_rng(3)
     ds = rng.uniform(lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo), 12)
-    return np.stack([examples.mobile_robot_configuration(d, h)
-                     for d, h in zip(ds, rng.uniform(-1, 1, 12))])
+    return examples.mobile_robot_configurations(ds, rng.uniform(-1, 1, 12))
 
 
 def _reference_decisions(C: np.ndarray, sets: np.ndarray, tol: float = 1e-7):
@@ -196,6 +196,22 @@ def test_sweep_equals_a_loop(robot, robot_qs, method):
         np.testing.assert_allclose(sw.criterion[k], rep.decisions.criterion, rtol=1e-9, atol=1e-14)
     np.testing.assert_array_equal(sw.is_unique("W5"), True)
     np.testing.assert_array_equal(sw.is_unique("B"), False)
+
+
+def test_accelerator_defaults_decide_as_the_cpu_default(robot, robot_qs):
+    """On an accelerator a sweep defaults to the divide-and-conquer analysis in batches of
+    about 1 GiB of matrices (`sweep_defaults`: the dense methods' factorizations batch
+    badly there). Run here, those choices make the CPU default's decisions."""
+    method, batch = sweep_defaults(robot, "gpu")
+    assert (method, batch) == ("dca", 131072) and sweep_defaults(robot, "cpu") == ("nullspace", 2048)
+    chain = examples.n_four_bar(40)  # C 242 x 243: 2282 matrices in 1 GiB
+    assert sweep_defaults(chain, "gpu") == ("dca", 2282)
+    fast, default = (jmbs.solvability_sweep(robot, robot_qs, method=method, batch_size=batch),
+                     jmbs.solvability_sweep(robot, robot_qs))
+    assert default.method == "nullspace" and fast.method == "dca"
+    np.testing.assert_array_equal(fast.rank, default.rank)
+    np.testing.assert_array_equal(fast.unique, default.unique)
+    np.testing.assert_array_equal(fast.component_unique, default.component_unique)
 
 
 def test_sweep_is_traceable(robot, robot_qs):

@@ -92,37 +92,45 @@ slide = sqrt(link**2 - (arm * cos(delta0 + steer))**2) - arm * sin(delta0 + stee
 slide - (sqrt(link**2 - (arm * cos(delta0))**2) - arm * sin(delta0))"""
 
 
-def _layout(d: float, hitch: float, geometry: dict) -> dict:
+def _layout(d, hitch, geometry: dict) -> dict:
     """Steering angle `delta` and the joint and contact points at slide `d` (platform at
-    the origin along x, trolley turned by `hitch` relative to the platform)."""
+    the origin along x, trolley turned by `hitch` relative to the platform). `d` and `hitch`
+    are scalars or arrays of one shape `S`: angles have shape `S`, points `S + (2,)`."""
     L, a, link = geometry["half_wheelbase"], geometry["arm"], geometry["link"]
     h = _crank_height(a, link)
     lo, hi = steering_range(a, link)
-    if not lo < d < hi:
-        raise ValueError(f"slider displacement d = {d} is outside the steering range ({lo:.4g}, "
-                         f"{hi:.4g}) between the dead centres")
-    delta = float(steering_angle(d, a, link))
-    c, s = math.cos(delta), math.sin(delta)
-    A = np.array([-geometry["hitch_offset"], 0.0])
-    heading7 = np.array([math.cos(hitch), math.sin(hitch)])
+    d, hitch = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(hitch, dtype=float))
+    outside = ~((lo < d) & (d < hi))
+    if outside.any():
+        raise ValueError(f"slider displacement d = {d[outside].flat[0]} is outside the steering "
+                         f"range ({lo:.4g}, {hi:.4g}) between the dead centres")
+    delta = np.asarray(steering_angle(d, a, link), dtype=float)
+    c, s, zero = np.cos(delta), np.sin(delta), np.zeros_like(d)
+
+    def point(x, y):
+        return np.stack(np.broadcast_arrays(x, y), axis=-1)
+
+    A = point(-geometry["hitch_offset"] + zero, zero)
     return {
         "delta": delta,
-        "B": np.array([L, 0.0]), "C": np.array([-L, 0.0]),
-        "D": np.array([L - a * c, -a * s]), "G": np.array([-L + a * c, -a * s]),
-        "E": np.array([L, h + d]), "F": np.array([-L, h + d]),
-        "A": A, "W5": A - geometry["drawbar"] * heading7,
+        "B": point(L + zero, zero), "C": point(-L + zero, zero),
+        "D": point(L - a * c, -a * s), "G": point(-L + a * c, -a * s),
+        "E": point(L + zero, h + d), "F": point(-L + zero, h + d),
+        "A": A, "W5": A - geometry["drawbar"] * point(np.cos(hitch), np.sin(hitch)),
     }
 
 
-def _poses(P: dict, hitch: float) -> list[tuple[np.ndarray, float]]:
-    """Centre of mass and angle of bodies 1-7 for the joint points `P` (links at mid-length)."""
+def _poses(P: dict, hitch) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Centre of mass and angle of bodies 1-7 for the joint points `P` of `_layout`
+    (links at mid-length)."""
     delta = P["delta"]
+    zero = np.zeros_like(delta)
 
     def mid(p, q):
-        return (p + q) / 2, math.atan2(*(q - p)[::-1])
+        return (p + q) / 2, np.arctan2(q[..., 1] - p[..., 1], q[..., 0] - p[..., 0])
 
-    return [(np.zeros(2), 0.0), (P["B"], delta), (P["C"], -delta), mid(P["D"], P["E"]),
-            mid(P["F"], P["G"]), ((P["E"] + P["F"]) / 2, 0.0), (P["W5"], hitch)]
+    return [(np.zeros_like(P["B"]), zero), (P["B"], delta), (P["C"], -delta), mid(P["D"], P["E"]),
+            mid(P["F"], P["G"]), ((P["E"] + P["F"]) / 2, zero), (P["W5"], hitch + zero)]
 
 
 def _geometry(overrides: dict) -> dict:
@@ -135,14 +143,19 @@ def _geometry(overrides: dict) -> dict:
 def mobile_robot_configuration(d: float, hitch: float = 0.0, **geometry) -> np.ndarray:
     """Coordinates `q (21,)` of `mobile_robot` at slide `d` from the straight-ahead position,
     with the platform at the origin along x and the trolley turned by `hitch`."""
+    return mobile_robot_configurations(float(d), float(hitch), **geometry)
+
+
+def mobile_robot_configurations(ds, hitch=0.0, **geometry) -> np.ndarray:
+    """`mobile_robot_configuration` for each slide in `ds` (and hitch angle in `hitch`, a
+    scalar or one per slide), stacked `(len(ds), 21)`, computed as arrays (a million in
+    about a second); e.g. `ds = np.linspace(*steering_range(), 9)[1:-1]` sweeps the
+    steering range."""
     geo = _geometry(geometry)
-    return np.concatenate([np.r_[r, phi] for r, phi in _poses(_layout(d, hitch, geo), hitch)])
-
-
-def mobile_robot_configurations(ds, hitch: float = 0.0, **geometry) -> np.ndarray:
-    """`mobile_robot_configuration` for each slide in `ds`, stacked `(len(ds), 21)`;
-    e.g. `ds = np.linspace(*steering_range(), 9)[1:-1]` sweeps the steering range."""
-    return np.stack([mobile_robot_configuration(float(d), hitch, **geometry) for d in ds])
+    hitch = np.asarray(hitch, dtype=float)
+    P = _layout(ds, hitch, geo)
+    return np.concatenate([np.concatenate([r, phi[..., None]], axis=-1)
+                           for r, phi in _poses(P, hitch)], axis=-1)
 
 
 def mobile_robot(d: float = 0.0, hitch: float = 0.0, speed: float = 1.0,
@@ -169,14 +182,15 @@ def mobile_robot(d: float = 0.0, hitch: float = 0.0, speed: float = 1.0,
     geo = _geometry(geometry)
     a, link = geo["arm"], geo["link"]
     P = _layout(d, hitch, geo)
+    delta = float(P["delta"])
     motion_params = None
     if motion is None:
         motion = MANOEUVRE
-        motion_params = {"delta0": P["delta"], "arm": a, "link": link, "amplitude": 0.35}
+        motion_params = {"delta0": delta, "arm": a, "link": link, "amplitude": 0.35}
 
     # Rolling about the instantaneous centre on the axle line: the W1 contact point
     # at B moves along the wheel, which fixes the platform's rate of turn.
-    omega = speed * math.tan(P["delta"]) / geo["half_wheelbase"]
+    omega = speed * math.tan(delta) / geo["half_wheelbase"]
 
     def platform_velocity(p):
         return np.array([speed - omega * p[1], omega * p[0]])
@@ -211,7 +225,6 @@ def mobile_robot(d: float = 0.0, hitch: float = 0.0, speed: float = 1.0,
     b.add_revolute("G", link5, wheel3, point=P["G"])
     b.add_prismatic("H", platform, slider, point=P["E"], axis=(0.0, 1.0))
     b.add_driver("drive", joint="H", motion=motion, params=motion_params)
-    delta = P["delta"]
     b.add_knife_edge("W1", wheel2, point=P["B"], direction=(math.cos(delta), math.sin(delta)))
     b.add_knife_edge("W2", wheel3, point=P["C"], direction=(math.cos(delta), -math.sin(delta)))
     b.add_knife_edge("W3", platform, point=(0.0, half_width), direction=(1.0, 0.0))

@@ -31,7 +31,7 @@ from jmbs.examples import (
     gripper,
     gripper_slide,
     mobile_robot,
-    mobile_robot_configuration,
+    mobile_robot_configurations,
     parallelogram,
     redundant_manipulator,
     spatial_parallelogram,
@@ -126,7 +126,7 @@ def _robot_candidates(model: Model, rng: np.random.Generator, m: int):
     delta = rng.uniform(-ROBOT_STEERING, ROBOT_STEERING, m)
     ds = np.asarray(slider_displacement(delta))
     hitch = rng.uniform(-ROBOT_HITCH, ROBOT_HITCH, m)
-    qs = np.stack([mobile_robot_configuration(float(d), float(h)) for d, h in zip(ds, hitch)])
+    qs = mobile_robot_configurations(ds, hitch)
     qs = _rigid_planar(qs, *rng.uniform(-ROBOT_POSITION, ROBOT_POSITION, (2, m)),
                        rng.uniform(-math.pi, math.pi, m))
     return qs, ds  # the driver's f(t) = t is the slide from the reference d = 0
@@ -418,7 +418,7 @@ def random_configurations(name: str, n: int, seed: int = 0) -> tuple[Model, np.n
     and to have the reference configuration's rank with a gap `sigma_r / sigma_1 >
     MIN_GAP` in its constraint matrix; the others are replaced by new draws):
 
-    - `mobile_robot`: closed form (`mobile_robot_configuration`) at random
+    - `mobile_robot`: closed form (`mobile_robot_configurations`) at random
       steering angles within +-80 degrees (the dead centres are at +-90), random
       hitch angles and random platform poses. The model's driver is `f(t) = t`,
       so `t` is the slide `d` of the steering slider.
