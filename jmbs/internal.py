@@ -12,10 +12,11 @@ write their own formulation, solvability method or analysis (as lineax's
 - `equilibrate`: the unit-free scaling of `C` every rank decision starts from.
 - `small_svd`: the batched SVD of small matrices (closed form for one or two rows)
   used by the divide-and-conquer passes.
+- `sweep_defaults`: the method and batch size `jmbs.solvability_sweep` picks on a backend.
 - `sample_walk`, `sample_walks`: one random walk of `jmbs.sample_configurations`, and
   the vmapped, jitted batch of them.
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
-  `CRITERION_TOL`: the one rank rule (see `docs/architecture.md`).
+  `CRITERION_TOL`, `MARGINAL_DECADES`: the one rank rule (see `docs/architecture.md`).
 """
 
 from ._formulations.base import AbstractFormulationState as AbstractFormulationState
@@ -28,6 +29,7 @@ from ._formulations.pseudoinverse import PseudoinverseState as PseudoinverseStat
 from ._kinematics.sampling import walk as sample_walk
 from ._kinematics.sampling import walks_jit as sample_walks
 from ._linalg import CRITERION_TOL as CRITERION_TOL
+from ._linalg import MARGINAL_DECADES as MARGINAL_DECADES
 from ._linalg import RANK_RTOL as RANK_RTOL
 from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
 from ._linalg import RankDecision as RankDecision
@@ -36,12 +38,13 @@ from ._linalg import rank_decision as rank_decision
 from ._linalg import small_svd as small_svd
 from ._rank import constraint_rank as constraint_rank
 from ._rank import equilibrate as equilibrate
+from ._solvability.sweep import sweep_defaults as sweep_defaults
 from ._terms import DynamicsTerms as DynamicsTerms
 from ._terms import dynamics_terms as dynamics_terms
 from ._tree.plan import AssemblyStep as AssemblyStep
 
 __all__ = ["AbstractFormulationState", "AssemblyStep", "CRITERION_TOL", "DivideAndConquerState",
-           "DynamicsTerms", "EliminationState", "FormulationState", "PenaltyState", "PseudoinverseState",
-           "RANK_RTOL", "RankState",
+           "DynamicsTerms", "EliminationState", "FormulationState", "MARGINAL_DECADES", "PenaltyState",
+           "PseudoinverseState", "RANK_RTOL", "RankState",
            "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
-           "numerical_rank", "rank_decision", "sample_walk", "sample_walks", "small_svd"]
+           "numerical_rank", "rank_decision", "sample_walk", "sample_walks", "small_svd", "sweep_defaults"]

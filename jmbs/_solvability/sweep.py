@@ -25,6 +25,25 @@ from .registry import default_uniqueness, resolve_method
 from .report import decisions_at
 
 DEFAULT_BATCH = 2048
+# On an accelerator a sweep is bound by launches and transfers until batches are large:
+# the mobile robot's 1,000,000 configurations (benchmarks/bench_gpu.py, one H200) took
+# 2.75 s in batches of 2048 and 1.50 s in batches of 131072 (the DCA). Batches hold about
+# ACCELERATOR_BATCH_BYTES of constraint matrices, between DEFAULT_BATCH and ACCELERATOR_BATCH.
+ACCELERATOR_BATCH = 131072
+ACCELERATOR_BATCH_BYTES = 2**30
+
+
+def sweep_defaults(model: Model, backend: str) -> tuple[str, int]:
+    """The method and batch size of `solvability_sweep` when none is given, on JAX's
+    `backend`: on the CPU, the method of `jmbs.solvability` and `DEFAULT_BATCH`; on an
+    accelerator the divide-and-conquer analysis, whose small factorizations batch well
+    there, where the dense methods' do not (one H200, the mobile robot's sweep: the
+    pivoted QR of "nullspace" runs on the host, 14 us per configuration; "svd" 2.3 us;
+    "dca" 1.5 us), and batches of about `ACCELERATOR_BATCH_BYTES` of matrices."""
+    if backend == "cpu":
+        return default_uniqueness(model), DEFAULT_BATCH
+    per_config = 8 * max(model.nc, 1) * model.nv
+    return "dca", int(np.clip(ACCELERATOR_BATCH_BYTES // per_config, DEFAULT_BATCH, ACCELERATOR_BATCH))
 
 
 @eqx.filter_jit
@@ -105,8 +124,11 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
     - `model`: the model.
     - `qs`: configurations `(batch, nq)`.
     - `ts`: times `(batch,)` or a scalar (default 0).
-    - `method`: as in `jmbs.solvability`.
-    - `batch_size`: configurations per compiled call (default 2048); memory stays
+    - `method`: as in `jmbs.solvability`; by default its default on the CPU and the
+      divide-and-conquer analysis (`"dca"`, the same decisions) on an accelerator, where
+      it is the fastest (`sweep_defaults`).
+    - `batch_size`: configurations per compiled call (default 2048 on the CPU; on an
+      accelerator up to 131072, about 1 GiB of constraint matrices); memory stays
       bounded by one chunk. The last chunk is padded, so one compilation serves all.
     - `progress`: show a progress bar (default: when there is more than one chunk).
 
@@ -116,7 +138,8 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
     at all, times of the wrong shape or with NaN, or a `batch_size` that is not a
     positive int.
     """
-    m = resolve_method(default_uniqueness(model) if method is None else method, model)
+    default_method, default_batch = sweep_defaults(model, jax.default_backend())
+    m = resolve_method(default_method if method is None else method, model)
     qs = as_configuration(model, qs, "qs")
     if qs.ndim != 2:
         raise ValueError(f"qs must have shape (batch, {model.nq}); got {qs.shape}")
@@ -131,7 +154,7 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
     if not np.isfinite(ts).all():
         raise ValueError("ts contains NaN or inf; pass finite times")
     if batch_size is None:
-        batch_size = DEFAULT_BATCH
+        batch_size = default_batch
     elif isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int (configurations per compiled call); "
                          f"got {batch_size!r}")
@@ -248,7 +271,8 @@ def solvability_path(model: Model, path: Callable, s, *, method=None, xtol: floa
         warnings.warn("solvability_path(tol=...) is deprecated: the bracket width is now "
                       "called xtol", DeprecationWarning, stacklevel=2)
         xtol = tol
-    m = resolve_method(default_uniqueness(model) if method is None else method, model)
+    default_method, default_batch = sweep_defaults(model, jax.default_backend())
+    m = resolve_method(default_method if method is None else method, model)
     s = np.asarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
         raise ValueError("s must be an increasing 1-D grid with at least two points")
