@@ -1,7 +1,7 @@
 """The formulations by the names the command line and model files use."""
 
-from .._linalg import structured
 from .._model import Model
+from .._tree.plan import tree_pays
 from .augmented_lagrangian import AugmentedLagrangian
 from .base import AbstractFormulation
 from .divide_and_conquer import DivideAndConquer
@@ -24,5 +24,6 @@ def default_formulation(model: Model) -> AbstractFormulation:
     """The formulation of `jmbs.simulate` and `jmbs.reactions` when none is given:
     `NullSpaceProjection()`, or from `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on
     `DivideAndConquer()` (O(n) instead of a dense SVD of `C`; the same accelerations
-    and unique reactions)."""
-    return DivideAndConquer() if structured(model) else NullSpaceProjection()
+    and unique reactions) unless the assembly tree's estimated cost exceeds the dense
+    factorization's (`tree_pays`: hubs)."""
+    return DivideAndConquer() if tree_pays(model) else NullSpaceProjection()

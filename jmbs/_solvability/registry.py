@@ -1,8 +1,8 @@
 """The solvability methods by name: the one list that `jmbs.solvability`, the sweeps
 and the command line read."""
 
-from .._linalg import structured
 from .._model import Model
+from .._tree.plan import tree_pays
 from .base import AbstractSolvabilityMethod
 from .dca import DCA
 from .kinetostatic import Kinetostatic
@@ -20,8 +20,9 @@ def default_uniqueness(model: Model) -> str:
     """The uniqueness method of the dynamics (`jmbs.simulate`, `jmbs.reactions`,
     `jmbs.statics`) when none is given: `DEFAULT_METHOD`, or the divide-and-conquer
     analysis (`"dca"`, O(n), the same decisions) from `jmbs.internal.STRUCTURED_MIN_NV`
-    velocity coordinates on, as the default formulation."""
-    return "dca" if structured(model) else DEFAULT_METHOD
+    velocity coordinates on unless the tree costs more than the dense method
+    (`tree_pays`), as the default formulation."""
+    return "dca" if tree_pays(model) else DEFAULT_METHOD
 
 
 def resolve_method(method: "str | AbstractSolvabilityMethod", model: Model | None = None

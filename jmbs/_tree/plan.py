@@ -20,6 +20,7 @@ import numpy as np
 
 from .._assembly import block_layout
 from .._bodies import NV
+from .._linalg import structured
 from .._model import GROUND, Model
 
 TREE_HELP = ('pass tree as nested pairs of body names, e.g. (("crank", "coupler"), "rocker"); '
@@ -210,6 +211,37 @@ class _Key:
 def make_plan(model: Model, tree=None) -> Plan:
     """The plan for `model` with the automatic tree (`tree=None`) or a given one (cached)."""
     return _cached_plan(_Key(model, tree))
+
+
+# A flop of the tree's batched small factorizations (each height padded to its largest
+# node) costs about this many flops of a dense LAPACK factorization of C. Measured with
+# jmbs.solvability on this 2-core machine (repeat calls, seconds per estimated flop):
+# ladders of 50/100/300 cranks on one coupler carrying chains of 30/60/200 links,
+# tree 3.7e-9/3.2e-9/4.9e-9 against dense 1.0e-9/4.2e-10/3.1e-10; the A02 chain,
+# dense 7.3e-10 (N = 40) and 3.1e-10 (N = 160).
+TREE_FLOP_COST = 10.0
+
+
+def plan_flops(plan: Plan) -> float:
+    """Estimated flops of one factorization along the tree: per height, the padded SVD of
+    each node's connection rows, the update of its handle rows and their compression."""
+    total = 0.0
+    for lev in plan.levels:
+        k = min(lev.J, lev.cols)
+        total += lev.n * lev.cols * (lev.J * k + 2 * lev.B * k + lev.B * min(lev.B, lev.cols))
+    return total
+
+
+def tree_pays(model: Model) -> bool:
+    """Whether the defaults use the tree for `model`: from `STRUCTURED_MIN_NV` velocity
+    coordinates on, unless its plan costs more than a dense factorization of `C`
+    (`nc nv min(nc, nv)` flops) at `TREE_FLOP_COST` dense flops per tree flop: a hub (one
+    body joined to hundreds) pads a whole height of the tree to its size (a coupler on
+    300 cranks carrying a 200-link chain: the tree 7.0 s, the dense null space 1.1 s)."""
+    if not structured(model):
+        return False
+    dense = float(model.nc) * model.nv * min(model.nc, model.nv)
+    return TREE_FLOP_COST * plan_flops(make_plan(model)) < dense
 
 
 def _make_plan(model: Model, tree) -> Plan:
