@@ -1,0 +1,83 @@
+"""The analysis's cost across mechanism shapes (issue 31, item 3): the default against the
+dense null-space method, side by side in one process.
+
+    .venv/bin/python benchmarks/bench_shapes.py [--sizes 51,161,501,1001] [--reps 3] [--json PATH]
+
+Shapes, each at about the given numbers of bodies:
+- `chain`: the IFToMM A02 chain (`jmbs.examples.n_four_bar`, 2 N + 1 bodies);
+- `hub`: a coupler on n/2 cranks carrying a chain of n/2 links (`jmbs.examples.crank_ladder`).
+
+Per shape and size: `build()` time; `jmbs.solvability(model)` (the default: which method it
+picked) first call and median of `--reps` repeats; the same with `method="nullspace"`;
+the ranks and decisions of both are checked to be equal. The growth exponent of each
+column is the slope of log time against log bodies over the sizes.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+import jmbs
+
+
+def models(shape: str, n: int):
+    if shape == "chain":
+        return lambda: jmbs.examples.n_four_bar(max(1, (n - 1) // 2))
+    return lambda: jmbs.examples.crank_ladder(max(2, n // 2), max(0, n - 1 - n // 2))
+
+
+def timed(f, reps: int) -> tuple[float, float, object]:
+    t = time.perf_counter()
+    out = f()
+    first = time.perf_counter() - t
+    again = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        again.append(time.perf_counter() - t)
+    return first, statistics.median(again), out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="51,161,501,1001")
+    ap.add_argument("--shapes", default="chain,hub")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
+    rows = []
+    for shape in args.shapes.split(","):
+        for n in sizes:
+            t = time.perf_counter()
+            model = models(shape, n)()
+            build = time.perf_counter() - t
+            f1, r1, default = timed(lambda: jmbs.solvability(model), args.reps)
+            f2, r2, dense = timed(lambda: jmbs.solvability(model, method="nullspace"), args.reps)
+            assert default.rank == dense.rank, (shape, n, default.rank, dense.rank)
+            assert np.array_equal(default.decisions.unique, dense.decisions.unique), (shape, n)
+            row = {"shape": shape, "bodies": model.n_bodies, "nv": model.nv, "build_s": build,
+                   "default": default.method, "default_first_s": f1, "default_repeat_s": r1,
+                   "dense_first_s": f2, "dense_repeat_s": r2, "rank_margin": float(default.rank_margin)}
+            rows.append(row)
+            print(f"{shape:5s} {model.n_bodies:5d} bodies: build {build:6.2f} s | default ({default.method}) "
+                  f"first {f1:6.2f} s, repeat {r1 * 1e3:8.2f} ms | nullspace first {f2:6.2f} s, "
+                  f"repeat {r2 * 1e3:8.2f} ms | margin {row['rank_margin']:.1f}", flush=True)
+    for shape in args.shapes.split(","):
+        rs = [r for r in rows if r["shape"] == shape]
+        if len(rs) < 2:
+            continue
+        x = np.log([r["bodies"] for r in rs])
+        slopes = {k: float(np.polyfit(x, np.log([r[k] for r in rs]), 1)[0])
+                  for k in ("build_s", "default_repeat_s", "dense_repeat_s")}
+        print(f"{shape}: growth exponents " + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
