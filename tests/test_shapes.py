@@ -30,13 +30,28 @@ def test_dca_decides_as_the_dense_method_on_a_hub_carrying_a_chain(cranks, links
 
 def test_the_defaults_leave_the_tree_where_a_hub_makes_it_dearer_than_the_dense_method():
     """From STRUCTURED_MIN_NV coordinates on the defaults use the tree, unless its plan's
-    estimated cost exceeds a dense factorization's: a coupler on 50 cranks pads a whole
-    height of the tree to its 100 rows (the tree 17.8 ms, the dense method 15.4 ms on
-    the 2-core machine); the A02 chain of the same size stays on the tree (3.0 ms against
-    10.4 ms)."""
-    hub, chain = examples.crank_ladder(50, 30), examples.n_four_bar(40)
-    assert hub.nv == chain.nv == 243 >= STRUCTURED_MIN_NV
+    estimated cost exceeds a dense factorization's: a coupler on 100 cranks carrying a
+    60-link chain keeps up to 200 rows as handles in the tree (the tree 65 ms, the dense
+    method 50 ms on the 2-core machine); the A02 chain stays on the tree (N = 40: 2.6 ms
+    against 10.4 ms)."""
+    hub, chain = examples.crank_ladder(100, 60), examples.n_four_bar(40)
+    assert min(hub.nv, chain.nv) >= STRUCTURED_MIN_NV
     assert jmbs.solvability(hub).method == "nullspace"
     assert type(jmbs.default_formulation(hub)) is jmbs.NullSpaceProjection
     assert jmbs.solvability(chain).method == "dca"
     assert type(jmbs.default_formulation(chain)) is jmbs.DivideAndConquer
+
+
+def test_a_hub_is_assembled_part_by_part():
+    """The plan joins the parts that hang on a hub (here 50 cranks and a chain) to it a
+    batch at a time (8 bodies for 81), so that only the subassemblies holding the coupler
+    wait on more than a batch's joints; the steps' nullities add up to the redundancy."""
+    model = examples.crank_ladder(50, 30)
+    steps = jmbs.dca_assembly(model)
+    assert len(steps[-1].bodies) == model.n_bodies
+    for step in steps:
+        if "coupler" not in step.bodies:
+            assert len(step.handles) <= 8, (step.bodies, step.handles)
+    joins = [s for s in steps if s.parts and "coupler" in s.bodies]
+    assert len(joins) >= 50 // 8  # batch by batch, not split from the cranks
+    assert sum(s.nullity for s in steps) == model.nc - jmbs.solvability(model, method="nullspace").rank

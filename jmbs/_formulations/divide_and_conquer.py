@@ -97,5 +97,5 @@ def _connection_ranks(method: DCA, model: Model, q, t):
     blocks of `C` (the `DCA` uniqueness analysis's own decision, so the formulation's
     rank is the report's). A connection's rank does not depend on how rows and bodies
     are scaled, so it holds for the mass-weighted blocks that the solve factorizes."""
-    _, per_height = method.run(model, q, t)
-    return tuple(jnp.sum(s > method.rtol, axis=1) for _, s in per_height)
+    _, per_level = method.run(model, q, t)
+    return tuple(jnp.sum(s > method.rtol, axis=1) for _, s in per_level)

@@ -301,8 +301,8 @@ def dca_assembly(model: Model, q=None, t: float = 0.0, method: DCA | None = None
     """
     m = (method or DCA()).bind(model)
     q = as_configuration(model, model.q0 if q is None else q)
-    _, per_height = jax.device_get(_run(m, model, jnp.asarray(q), jnp.asarray(as_time(t))))
-    return assembly_steps(model, m.plan, per_height, m.rtol)
+    _, per_level = jax.device_get(_run(m, model, jnp.asarray(q), jnp.asarray(as_time(t))))
+    return assembly_steps(model, m.plan, per_level, m.rtol)
 
 
 @eqx.filter_jit

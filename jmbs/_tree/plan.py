@@ -1,7 +1,8 @@
 """Host-side plan of the divide-and-conquer analysis (`jmbs.DCA`): the binary assembly
 tree, and for every node of it which rows of `C` it eliminates (its connection) and
 which it passes on to its parent (its handles), as static index arrays grouped by
-the node's height so that each height runs as one batched (vmapped) step.
+the node's height so that each height runs as one batched (vmapped) step (or a few, where
+the nodes of a height differ much in size: `_groups`).
 
 Terms (paper 001, §2): a node is a body (a leaf) or the subassembly of its two
 children. An element is eliminated at the lowest node that holds all the moving
@@ -14,6 +15,7 @@ below without being eliminated there are its handles' constraint rows.
 
 import dataclasses
 import functools
+import math
 from collections import deque
 
 import numpy as np
@@ -37,7 +39,8 @@ class Node:
     parent: "Node | None" = None
     height: int = 0
     depth: int = 0
-    index: int = 0  # position among the nodes of its height
+    level: int = 0  # its group of nodes factored in one batched step (`Plan.levels`)
+    index: int = 0  # position among the nodes of its level
     rows_J: list = dataclasses.field(default_factory=list)  # rows eliminated here
     rows_B: list = dataclasses.field(default_factory=list)  # rows passed to the parent
     pos: dict = dataclasses.field(default_factory=dict)  # row of C -> row of the padded F
@@ -45,7 +48,7 @@ class Node:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Level:
-    """The nodes of one height, padded to common sizes: `J` connection rows, `B`
+    """The nodes of one group (`_groups`), padded to common sizes: `J` connection rows, `B`
     handle rows, `cols` columns of `F` (`nv_b` for leaves), `W` columns of the
     handle factor passed up. Index arrays point one past the end for padding."""
 
@@ -57,8 +60,8 @@ class Level:
     rows: np.ndarray  # (n, J + B) row of C per F row, nc for padding
     # leaves: (n, J + B) block row of each F row (P for padding)
     entries: np.ndarray | None
-    # internal nodes: per child side (0, 1), per height of the children on that side:
-    # (height, node selection, child index at that height, (n_sel, J + B) child handle
+    # internal nodes: per child side (0, 1), per level of the children on that side:
+    # (level, node selection, child index at that level, (n_sel, J + B) child handle
     # row per F row, (n_sel, B_child) F row per child handle row)
     sources: tuple = ()
     col_offset: int = 0  # columns of side 0 (side 1 starts there)
@@ -75,7 +78,7 @@ class Plan:
     entry_rows: np.ndarray  # (P,) rows of the moving-body block rows of C
     entry_bodies: np.ndarray  # (P,) their bodies
     entry_pick: np.ndarray  # (P,) positions in `constraint_blocks`' output
-    levels: tuple[Level, ...]  # by height, leaves first
+    levels: tuple[Level, ...]  # groups of nodes, leaves first, children before parents
     nodes: tuple[Node, ...]  # all nodes, post-order (root last)
     # element criteria: one term per (element, body) pair
     pair_element: np.ndarray  # (T,)
@@ -124,12 +127,45 @@ def _level_order(bodies: list[int], adj) -> list[int]:
     return order
 
 
+# A body joined to this many others of its subassembly is a hub (a coupler on many
+# cranks, a platform on many legs): `_hub_tree` assembles it part by part.
+HUB_DEGREE = 8
+
+
 def _bisect(bodies: list[int], adj) -> Node:
     if len(bodies) == 1:
         return Node(frozenset(bodies), body=bodies[0])
+    members = set(bodies)
+    hub = max(bodies, key=lambda b: (len(adj[b] & members), -b))
+    if len(adj[hub] & members) >= HUB_DEGREE:
+        return _hub_tree(hub, members, adj)
     order = _level_order(bodies, adj)
     half = len(order) // 2
     return Node(frozenset(bodies), children=(_bisect(order[:half], adj), _bisect(order[half:], adj)))
+
+
+def _hub_tree(hub: int, members: set, adj) -> Node:
+    """The hub joined to the parts that remain without it, a batch of parts at a time
+    (smallest first, about sqrt(n) bodies a batch): each join eliminates the batch's
+    joints to the hub, so the subassembly that holds the hub keeps its own few degrees of
+    freedom, and only the parts not joined yet wait as handles. Splitting the parts
+    from the hub instead (`_level_order`'s halves) would pass the hub's hundreds of rows
+    up the whole tree with the parts' degrees of freedom as columns."""
+    rest, parts = members - {hub}, []
+    while rest:
+        part = _bfs(min(rest), rest, adj)
+        parts.append(part)
+        rest -= set(part)
+    parts.sort(key=len)
+    size = max(1, math.isqrt(len(members) - 1))
+    node, batch = Node(frozenset([hub]), body=hub), []
+    for k, part in enumerate(parts):
+        batch += part
+        if len(batch) >= size or k == len(parts) - 1:
+            sub = _bisect(batch, adj)
+            node = Node(node.bodies | sub.bodies, children=(node, sub))
+            batch = []
+    return node
 
 
 def _user_tree(model: Model, tree) -> Node:
@@ -213,17 +249,20 @@ def make_plan(model: Model, tree=None) -> Plan:
     return _cached_plan(_Key(model, tree))
 
 
-# A flop of the tree's batched small factorizations (each height padded to its largest
+# A flop of the tree's batched small factorizations (each group padded to its largest
 # node) costs about this many flops of a dense LAPACK factorization of C. Measured with
-# jmbs.solvability on this 2-core machine (repeat calls, seconds per estimated flop):
-# ladders of 50/100/300 cranks on one coupler carrying chains of 30/60/200 links,
-# tree 3.7e-9/3.2e-9/4.9e-9 against dense 1.0e-9/4.2e-10/3.1e-10; the A02 chain,
-# dense 7.3e-10 (N = 40) and 3.1e-10 (N = 160).
-TREE_FLOP_COST = 10.0
+# jmbs.solvability on the 2-core machine (repeat calls, seconds per estimated flop; the
+# hub trees of `_hub_tree`): couplers on 50/100/300 cranks carrying chains of 30/60/200
+# links, tree 6.0e-9/8.8e-9/5.0e-9 against dense 1.0e-9/4.1e-10/3.2e-10 (ratios 6, 21,
+# 16); the A02 chain, dense 7.3e-10 (N = 40) and 3.1e-10 (N = 160). The larger ratios:
+# picking the dense method where the tree would have been a little faster costs less
+# than the reverse (the tree also compiles longer: 16.7 s against 2.5 s for the 501-body
+# hub, whose repeat calls take 1.09 s on the tree and 1.14 s dense).
+TREE_FLOP_COST = 20.0
 
 
 def plan_flops(plan: Plan) -> float:
-    """Estimated flops of one factorization along the tree: per height, the padded SVD of
+    """Estimated flops of one factorization along the tree: per level, the padded SVD of
     each node's connection rows, the update of its handle rows and their compression."""
     total = 0.0
     for lev in plan.levels:
@@ -236,8 +275,9 @@ def tree_pays(model: Model) -> bool:
     """Whether the defaults use the tree for `model`: from `STRUCTURED_MIN_NV` velocity
     coordinates on, unless its plan costs more than a dense factorization of `C`
     (`nc nv min(nc, nv)` flops) at `TREE_FLOP_COST` dense flops per tree flop: a hub (one
-    body joined to hundreds) pads a whole height of the tree to its size (a coupler on
-    300 cranks carrying a 200-link chain: the tree 7.0 s, the dense null space 1.1 s)."""
+    body joined to hundreds) keeps its hundreds of rows as handles until each part is
+    joined to it, and the tree loses its O(n) (a coupler on 100 cranks carrying a 60-link
+    chain: the tree 65 ms, the dense null space 50 ms)."""
     if not structured(model):
         return False
     dense = float(model.nc) * model.nv * min(model.nc, model.nv)
@@ -249,15 +289,12 @@ def _make_plan(model: Model, tree) -> Plan:
     root = _bisect(list(range(nb)), _graph(model)) if tree is None else _user_tree(model, tree)
     nodes, leaves = _annotate(root)
     _place_rows(model, leaves)
-    by_height: dict[int, list[Node]] = {}
-    for node in nodes:
-        node.index = len(by_height.setdefault(node.height, []))
-        by_height[node.height].append(node)
+    groups = _groups(nodes)
     rows_all, bodies_all = block_layout(model)
     moving = bodies_all < nb
     entry_pick = np.flatnonzero(moving)
     entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
-    levels = _levels(model, by_height, entry_rows, entry_bodies)
+    levels = _levels(model, groups, entry_rows, entry_bodies)
     # Element criteria: the element's wrench on each of its moving bodies, read at that
     # body's leaf (whose F rows are every row touching the body).
     pairs = []
@@ -306,14 +343,44 @@ def _place_rows(model: Model, leaves: dict[int, Node]) -> None:
                 n = n.parent
 
 
-def _levels(model: Model, by_height: dict[int, list[Node]], entry_rows, entry_bodies) -> list[Level]:
-    """One `Level` per height: the nodes' rows (connection rows first, padded), and where
+# Nodes of one height are factored together, padded to the largest, unless their sizes
+# (rows) differ by more than this factor: a hub (one body joined to hundreds) keeps its
+# hundreds of handle rows up to the root, and would pad every node of those heights.
+GROUP_SPREAD = 2.0
+
+
+def _groups(nodes: list[Node]) -> list[list[Node]]:
+    """The nodes in groups factored in one batched step each: all leaves first, then per
+    height the nodes sorted by size and cut where a node's rows exceed `GROUP_SPREAD`
+    times the smallest of its group (and 8). Sets each node's `level` and `index`."""
+    by_height: dict[int, list[Node]] = {}
+    for node in nodes:
+        by_height.setdefault(node.height, []).append(node)
+    groups = []
+    for h in sorted(by_height):
+        members = by_height[h]
+        if h > 0:
+            members = sorted(members, key=lambda n: len(n.rows_J) + len(n.rows_B))
+        start = 0
+        for k, n in enumerate(members):
+            small = max(8, len(members[start].rows_J) + len(members[start].rows_B))
+            if h > 0 and len(n.rows_J) + len(n.rows_B) > GROUP_SPREAD * small:
+                groups.append(members[start:k])
+                start = k
+        groups.append(members[start:])
+    for g, group in enumerate(groups):
+        for i, n in enumerate(group):
+            n.level, n.index = g, i
+    return groups
+
+
+def _levels(model: Model, groups: list[list[Node]], entry_rows, entry_bodies) -> list[Level]:
+    """One `Level` per group: the nodes' rows (connection rows first, padded), and where
     each node's factor comes from (the blocks at the leaves, the children's handles above)."""
     nvb, P = NV[model.dim], len(entry_rows)
     entry_of = {(int(r), int(b)): k for k, (r, b) in enumerate(zip(entry_rows, entry_bodies))}
     levels, widths = [], {}
-    for h in range(max(by_height) + 1):
-        group = by_height.get(h, [])
+    for h, group in enumerate(groups):
         J = max(len(n.rows_J) for n in group)
         B = max(len(n.rows_B) for n in group)
         rows = _pad([n.rows_J + [model.nc] * (J - len(n.rows_J)) + n.rows_B for n in group],
@@ -338,17 +405,17 @@ def _levels(model: Model, by_height: dict[int, list[Node]], entry_rows, entry_bo
 
 
 def _sources(group: list[Node], levels: list[Level], rows, width: int, side: int) -> tuple:
-    """Per source height, the nodes whose child on `side` sits there: `(height, node,
+    """Per source level, the nodes whose child on `side` sits there: `(level, node,
     child's index, up: where each of the node's rows is among the child's handles,
     down: where each handle is among the node's rows)`."""
     per_source = {}
     for i, n in enumerate(group):
         c = n.children[side]
         handle = {r: k for k, r in enumerate(c.rows_B)}
-        up = [handle.get(int(r), levels[c.height].B) for r in rows[i]]
+        up = [handle.get(int(r), levels[c.level].B) for r in rows[i]]
         down = [n.pos[r] for r in c.rows_B]
-        down += [width] * (levels[c.height].B - len(down))
-        per_source.setdefault(c.height, []).append((i, c.index, up, down))
+        down += [width] * (levels[c.level].B - len(down))
+        per_source.setdefault(c.level, []).append((i, c.index, up, down))
     return tuple((src, *(np.array([x[k] for x in items], dtype=np.int64) for k in range(4)))
                  for src, items in sorted(per_source.items()))
 
@@ -380,7 +447,7 @@ class AssemblyStep:
     handles: tuple[str, ...]
 
 
-def assembly_steps(model: Model, plan: Plan, per_height, rtol: float) -> list[AssemblyStep]:
+def assembly_steps(model: Model, plan: Plan, per_level, rtol: float) -> list[AssemblyStep]:
     """Host-side: the steps of `plan` from the connection factors of one analysis
     (`dca_decisions`' second output, NumPy), children before parents."""
     names = [*model.body_names, GROUND]
@@ -396,7 +463,7 @@ def assembly_steps(model: Model, plan: Plan, per_height, rtol: float) -> list[As
 
     steps = []
     for node in plan.nodes:
-        FJ, s = per_height[node.height]
+        FJ, s = per_level[node.level]
         m = len(node.rows_J)
         F = np.asarray(FJ[node.index, :m])
         sv = np.asarray(s[node.index, :min(m, F.shape[1])])
