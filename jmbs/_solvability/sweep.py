@@ -271,8 +271,7 @@ def solvability_path(model: Model, path: Callable, s, *, method=None, xtol: floa
         warnings.warn("solvability_path(tol=...) is deprecated: the bracket width is now "
                       "called xtol", DeprecationWarning, stacklevel=2)
         xtol = tol
-    default_method, default_batch = sweep_defaults(model, jax.default_backend())
-    m = resolve_method(default_method if method is None else method, model)
+    m = resolve_method(default_uniqueness(model) if method is None else method, model)
     s = np.asarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all():
         raise ValueError("s must be an increasing 1-D grid with at least two points")

@@ -356,15 +356,15 @@ def _groups(nodes: list[Node]) -> list[list[Node]]:
     by_height: dict[int, list[Node]] = {}
     for node in nodes:
         by_height.setdefault(node.height, []).append(node)
-    groups = []
-    for h in sorted(by_height):
-        members = by_height[h]
-        if h > 0:
-            members = sorted(members, key=lambda n: len(n.rows_J) + len(n.rows_B))
+    def size(n: Node) -> int:
+        return len(n.rows_J) + len(n.rows_B)
+
+    groups = [by_height[0]]
+    for h in sorted(by_height)[1:]:
+        members = sorted(by_height[h], key=size)
         start = 0
         for k, n in enumerate(members):
-            small = max(8, len(members[start].rows_J) + len(members[start].rows_B))
-            if h > 0 and len(n.rows_J) + len(n.rows_B) > GROUP_SPREAD * small:
+            if size(n) > GROUP_SPREAD * max(8, size(members[start])):
                 groups.append(members[start:k])
                 start = k
         groups.append(members[start:])

@@ -110,12 +110,12 @@ def _layout(d, hitch, geometry: dict) -> dict:
     def point(x, y):
         return np.stack(np.broadcast_arrays(x, y), axis=-1)
 
-    A = point(-geometry["hitch_offset"] + zero, zero)
+    A = point(-geometry["hitch_offset"], zero)
     return {
         "delta": delta,
-        "B": point(L + zero, zero), "C": point(-L + zero, zero),
+        "B": point(L, zero), "C": point(-L, zero),
         "D": point(L - a * c, -a * s), "G": point(-L + a * c, -a * s),
-        "E": point(L + zero, h + d), "F": point(-L + zero, h + d),
+        "E": point(L, h + d), "F": point(-L, h + d),
         "A": A, "W5": A - geometry["drawbar"] * point(np.cos(hitch), np.sin(hitch)),
     }
 
