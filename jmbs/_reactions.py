@@ -50,29 +50,28 @@ def element_wrenches(model: Model, q: Array, t: Array, lam: Array):
     return point, force, torque
 
 
-def uniqueness(model: Model, C: Array | None, rigid: np.ndarray,
-               method: AbstractSolvabilityMethod, q=None, t=None
-               ) -> tuple[Array, Array, Array, Array]:
+def uniqueness(model: Model, rigid: np.ndarray, method: AbstractSolvabilityMethod, q, t,
+               C: Array | None = None) -> tuple[Array, Array, Array, Array]:
     """`(unique (ne,), component_unique (nc,), rank, rank_values (k,))` at one
-    configuration `q, t` with matrix `C` (`None`: evaluated from `q, t` where needed).
+    configuration `q, t` (`C`: the constraint matrix there where the caller has it).
 
     Rows that are not `rigid` (compliant) have reactions set by their
     compliance law, hence unique; the rigid rows are decided by `method` (with
     its tolerances) on their own rows of `C`, whose rank and relative
-    rank-revealing values are returned too. A structural method (`jmbs.DCA`) with
-    every row rigid works from `C`'s blocks at `q, t` and never forms `C`.
+    rank-revealing values are returned too. With every row rigid this is
+    `method.evaluate`, the decision of `jmbs.solvability` with the same method.
     """
     sets = element_sets(model)
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
         return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool), jnp.asarray(0), jnp.zeros(0)
-    if method.structural and rigid.all() and q is not None:
-        # decisions have no derivative
-        d: Decisions = method.evaluate(model, jax.lax.stop_gradient(q), jax.lax.stop_gradient(t))
+    q, t = jax.lax.stop_gradient((q, t))  # decisions have no derivative
+    C = None if C is None else jax.lax.stop_gradient(C)
+    if rigid.all():
+        d: Decisions = method.evaluate(model, q, t, C=C)
         return d.unique, d.component_unique, d.rank, d.rank_values
     C = constraint_matrix(model, q, t) if C is None else C
-    C = jax.lax.stop_gradient(equilibrate(model, C))[rigid]  # decisions have no derivative
-    d = method.decide(C, jnp.asarray(sets[:, rigid]))
+    d = method.decide(equilibrate(model, C)[rigid], jnp.asarray(sets[:, rigid]))
     comp = jnp.ones(model.nc, bool).at[np.flatnonzero(rigid)].set(d.component_unique)
     return (jnp.where(sets[:, rigid].any(axis=1), d.unique, True), comp, d.rank,
             d.rank_values)
@@ -93,7 +92,7 @@ def check_friction(model: Model, prepared: Prepared, q: Array, t, method: Abstra
                 and np.any(np.asarray(params.get(f"{s.name}.radius", 1.0)) != 0)]
     if not friction:
         return
-    comp = uniqueness(model, constraint_matrix(model, q, t), prepared.rigid_rows, method)[1]
+    comp = uniqueness(model, prepared.rigid_rows, method, q, t)[1]
     comp = np.asarray(comp)
     for s in friction:
         if np.all(comp[np.asarray(s.reaction_rows, int)]):
@@ -284,11 +283,11 @@ class Reactions(eqx.Module):
 
 
 def build_reactions(model: Model, q: Array, t: Array, lam: Array, rigid: np.ndarray,
-                    C: Array, method: AbstractSolvabilityMethod) -> Reactions:
+                    C: Array | None, method: AbstractSolvabilityMethod) -> Reactions:
     """The `Reactions` of one state (vmap for a trajectory), given `C` there; their
     uniqueness decided by `method`."""
     point, force, torque = element_wrenches(model, q, t, lam)
-    unique, comp, rank, values = uniqueness(model, C, rigid, method, q, t)
+    unique, comp, rank, values = uniqueness(model, rigid, method, q, t, C)
     components = tuple(spec.components for spec in model.element_specs)
     return Reactions(model.element_names, model.element_rows, components, lam, point, force, torque,
                      unique, comp, rank, values, q, jnp.asarray(t, dtype=float),
@@ -351,7 +350,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
 def _reactions(model, prepared: Prepared, method, q, v, t):
     terms = prepared.terms(model, q, v, t)
     v_dot, lam = solve_dynamics(model, prepared, terms, q, v, t)
-    return StateResult(v_dot, build_reactions(model, q, t, lam, prepared.rigid_rows, terms.C,
+    return StateResult(v_dot, build_reactions(model, q, t, lam, prepared.rigid_rows, terms.dense_matrix(),
                                               method))
 
 

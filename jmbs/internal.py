@@ -2,7 +2,9 @@
 write their own formulation, solvability method or analysis (as lineax's
 `lineax.internal`). Stable enough to use, but not part of `jmbs`'s own namespace.
 
-- `DynamicsTerms`, `dynamics_terms`: everything a formulation reads at one state.
+- `DynamicsTerms`, `dynamics_terms`: everything a formulation reads at one state, in one
+  of two forms behind one interface: `DenseTerms` (the matrices) or `BlockTerms` (`C`'s
+  nonzero blocks and the bodies' mass matrices, for the assembly-tree solvers).
 - `AbstractFormulationState` (old name `FormulationState`) and each formulation's own
   state type (`RankState`, `EliminationState`, `PseudoinverseState`, `PenaltyState`,
   `DivideAndConquerState`): what its `init` decided (`rigid`, `rank`, and its own).
@@ -39,12 +41,14 @@ from ._linalg import small_svd as small_svd
 from ._rank import constraint_rank as constraint_rank
 from ._rank import equilibrate as equilibrate
 from ._solvability.sweep import sweep_defaults as sweep_defaults
+from ._terms import BlockTerms as BlockTerms
+from ._terms import DenseTerms as DenseTerms
 from ._terms import DynamicsTerms as DynamicsTerms
 from ._terms import dynamics_terms as dynamics_terms
 from ._tree.plan import AssemblyStep as AssemblyStep
 
-__all__ = ["AbstractFormulationState", "AssemblyStep", "CRITERION_TOL", "DivideAndConquerState",
-           "DynamicsTerms", "EliminationState", "FormulationState", "MARGINAL_DECADES", "PenaltyState",
+__all__ = ["AbstractFormulationState", "AssemblyStep", "BlockTerms", "CRITERION_TOL",
+           "DenseTerms", "DivideAndConquerState", "DynamicsTerms", "EliminationState", "FormulationState", "MARGINAL_DECADES", "PenaltyState",
            "PseudoinverseState", "RANK_RTOL", "RankState",
            "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
            "numerical_rank", "rank_decision", "sample_walk", "sample_walks", "small_svd", "sweep_defaults"]

@@ -7,7 +7,7 @@ import jax.scipy.linalg as jsl
 
 from .._misc import as_float
 from .._model import Model
-from .._terms import DynamicsTerms
+from .._terms import DenseTerms
 from .base import AbstractFormulation, RankState, all_rigid
 
 
@@ -38,7 +38,7 @@ class AugmentedLagrangian(AbstractFormulation[RankState]):
     def init(self, model: Model, q, t) -> RankState:
         return RankState(all_rigid(model))  # nothing to decide from values
 
-    def solve(self, state: RankState, terms: DynamicsTerms):
+    def solve(self, state: RankState, terms: DenseTerms):
         C, M, F = terms.C, terms.M, terms.F
         n = jnp.linalg.norm(C, axis=1)
         d = 1.0 / jnp.where(n > 0, n, 1.0)

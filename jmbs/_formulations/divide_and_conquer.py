@@ -8,14 +8,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._assembly import body_mass
-from .._bodies import NV
 from .._config import RUN_ONCE
 from .._linalg import CRITERION_TOL, RANK_RTOL
 from .._misc import as_float
 from .._model import Model
 from .._solvability.dca import DCA
 from .._terms import DynamicsTerms, dynamics_terms
-from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
+from .._tree.plan import Plan, as_tree, make_plan
 from .._tree.solve import solve
 from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values
 
@@ -81,14 +80,8 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
         return dynamics_terms(model, q, v, t, with_phi=with_phi, dense=False)
 
     def solve(self, state: DivideAndConquerState, terms: DynamicsTerms):
-        plan, nvb = state.plan, NV[state.plan.dim]
-        if terms.blocks is None:  # dense terms (`dynamics_terms(dense=True)`): gather the blocks
-            vals = dense_blocks(plan, terms.C)
-            idx = np.arange(plan.n_bodies)[:, None] * nvb + np.arange(nvb)
-            mass = terms.M[idx[:, :, None], idx[:, None, :]]
-        else:
-            vals, mass = terms.blocks[plan.entry_pick], terms.body_mass
-        return solve(plan, vals, mass, terms.F, terms.gamma, state.node_ranks, None)
+        vals, mass = terms.tree_blocks(state.plan)  # either form of the terms
+        return solve(state.plan, vals, mass, terms.F, terms.gamma, state.node_ranks, None)
 
 
 @functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)  # values required: top level

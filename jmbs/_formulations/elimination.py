@@ -12,7 +12,7 @@ from .._linalg import DEPENDENCY_TOL, RANK_RTOL, numerical_rank
 from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank, equilibrated_matrix
-from .._terms import DynamicsTerms
+from .._terms import DenseTerms
 from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values
 
 
@@ -98,7 +98,7 @@ class Elimination(AbstractFormulation[EliminationState]):
                 f"{', '.join(dependent)}: eliminate {len(keep) - rk} more component(s) among them")
         return EliminationState(all_rigid(model), r, tuple(keep))
 
-    def solve(self, state: EliminationState, terms: DynamicsTerms):
+    def solve(self, state: EliminationState, terms: DenseTerms):
         C, gamma, Minv, F = terms.C, terms.gamma, terms.Minv, terms.F
         if state.rows is not None:
             rows = np.asarray(state.rows)

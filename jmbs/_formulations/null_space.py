@@ -13,7 +13,7 @@ from .._linalg import RANK_RTOL, solve_masked, top_mask
 from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank
-from .._terms import DynamicsTerms
+from .._terms import DenseTerms
 from .base import AbstractFormulation, RankState, all_rigid, require_values
 
 
@@ -69,7 +69,7 @@ class NullSpaceProjection(AbstractFormulation[RankState]):
                 "use basis='svd' or 'qr', which handle redundant constraints")
         return RankState(all_rigid(model), r)
 
-    def solve(self, state: RankState, terms: DynamicsTerms):
+    def solve(self, state: RankState, terms: DenseTerms):
         return _solve(self.basis, state.rank, terms.M, terms.F, terms.C, terms.gamma)
 
 

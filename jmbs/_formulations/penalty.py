@@ -11,7 +11,7 @@ from .._linalg import min_norm_solve
 from .._misc import as_float, check_finite
 from .._model import Model
 from .._rank import constraint_rank
-from .._terms import DynamicsTerms, dynamics_terms
+from .._terms import DenseTerms, dynamics_terms
 from .base import AbstractFormulation, AbstractFormulationState, require_values, row_values
 
 
@@ -94,11 +94,11 @@ class Penalty(AbstractFormulation[PenaltyState]):
                 rank = constraint_rank(model, q, t, rows=np.flatnonzero(mask))
         return PenaltyState(tuple(bool(x) for x in mask), rank, k=k, d=d)
 
-    def terms(self, model: Model, q, v, t, *, with_phi: bool = True) -> DynamicsTerms:
+    def terms(self, model: Model, q, v, t, *, with_phi: bool = True) -> DenseTerms:
         """Dense terms, always with `Phi` (the compliance law reads it)."""
         return dynamics_terms(model, q, v, t, with_phi=True)
 
-    def solve(self, state: PenaltyState, terms: DynamicsTerms):
+    def solve(self, state: PenaltyState, terms: DenseTerms):
         C, Minv = terms.C, terms.Minv
         rigid = np.asarray(state.rigid, bool)
         lam = jnp.where(rigid, 0.0, state.k * terms.phi + state.d * terms.velocity_error)

@@ -11,7 +11,7 @@ from .._linalg import RANK_RTOL, min_norm_solve
 from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank
-from .._terms import DynamicsTerms
+from .._terms import DenseTerms
 from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values, row_values
 
 
@@ -68,7 +68,7 @@ class Pseudoinverse(AbstractFormulation[PseudoinverseState]):
                              f"check the elements {', '.join(bad)}")
         return PseudoinverseState(all_rigid(model), r, weights=np.asarray(w))
 
-    def solve(self, state: PseudoinverseState, terms: DynamicsTerms):
+    def solve(self, state: PseudoinverseState, terms: DenseTerms):
         C, Minv, F = terms.C, terms.Minv, terms.F
         if state.weights is None:
             s, Cs = 1.0, C

@@ -62,7 +62,8 @@ def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod 
     terms = formulation.terms(model, q, v, t)
     v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
     reactions = (None if method is None else
-                 build_reactions(model, q, t, lam, formulation.rigid_rows, terms.C, method))
+                 build_reactions(model, q, t, lam, formulation.rigid_rows, terms.dense_matrix(),
+                                 method))
     return (v_dot, reactions, jnp.max(jnp.abs(terms.phi), initial=0.0),
             jnp.max(jnp.abs(terms.velocity_error), initial=0.0), energy(model, q, v))
 

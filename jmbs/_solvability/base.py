@@ -12,6 +12,7 @@ import abc
 from typing import ClassVar
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
@@ -21,7 +22,7 @@ from .._linalg import MARGINAL_DECADES as MARGINAL_DECADES
 from .._linalg import RankDecision, decades
 from .._misc import check_positive
 from .._model import Model
-from .._rank import equilibrate
+from .._rank import characteristic_lengths, equilibrate, scale
 
 
 class Decisions(eqx.Module):
@@ -55,37 +56,60 @@ class Decisions(eqx.Module):
 class AbstractSolvabilityMethod(eqx.Module):
     """A way of deciding uniqueness (a member of the pluggable family).
 
+    Every method answers the same calls, so that no caller asks which kind it is:
+    `bind(model)` (the method ready for the model: a copy holding what it planned from
+    the model's structure, or itself), the traced `evaluate(model, q, t, sets)`, and
+    the host-side `decisions_at` (one configuration) and `decisions_batch` (a batch).
     Concrete methods set `name`, the relative rank tolerance `rtol` and the
-    criterion tolerance `ctol`, and implement `decide`. `matrix` says which
-    matrix is analysed: `C` (the constraint route) unless overridden.
+    criterion tolerance `ctol`, and implement `decide` on a dense matrix; `matrix`
+    says which matrix that is (`C`, the constraint route, unless overridden). A
+    method that works from the model's structure overrides `evaluate` and the two
+    host calls.
     """
 
     rtol: eqx.AbstractVar[float]
     ctol: eqx.AbstractVar[float]
     name: ClassVar[str]
-    # Decides from the model's structure (`evaluate`) rather than from a dense matrix.
-    structural: ClassVar[bool] = False
 
     def __check_init__(self):
         # A zero, negative or NaN tolerance decides every rank or criterion the same way.
         for name in ("rtol", "ctol"):
             check_positive(type(self).__name__, name, getattr(self, name))
 
-    def matrix(self, model: Model, q: Array, t: Array) -> Float[Array, "nc nv"]:
-        """The matrix whose transpose maps the unknowns to generalized forces."""
-        return constraint_matrix(model, q, t)
+    @staticmethod
+    def matrix(model: Model, q: Array, t: Array, C: Array | None = None) -> Float[Array, "nc nv"]:
+        """The matrix whose transpose maps the unknowns to generalized forces: `C` (the
+        given one where the caller has already evaluated it at `(q, t)`). A static
+        method: methods that analyse the same matrix share its compiled programs."""
+        return constraint_matrix(model, q, t) if C is None else C
 
     def bind(self, model: Model) -> "AbstractSolvabilityMethod":
         """The method ready for `model` (a method that plans from the model's structure
         returns a copy holding the plan; the others return themselves)."""
         return self
 
-    def evaluate(self, model: Model, q: Array, t: Array, sets: Bool[Array, "s nc"] | None = None
-                 ) -> Decisions:
+    def evaluate(self, model: Model, q: Array, t: Array, sets: Bool[Array, "s nc"] | None = None,
+                 C: Array | None = None) -> Decisions:
         """Traced: the decisions at `(q, t)` for the studied sets (default: one per element),
-        from the method's matrix, equilibrated."""
+        from the method's matrix, equilibrated; `C`: the constraint matrix at `(q, t)` where
+        the caller has it."""
         sets = element_sets(model) if sets is None else sets
-        return self.decide(equilibrate(model, self.matrix(model, q, t)), jnp.asarray(sets))
+        return self.decide(equilibrate(model, self.matrix(model, q, t, C)), jnp.asarray(sets))
+
+    def decisions_at(self, model: Model, q: Array, t: Array, sets: np.ndarray | None = None
+                     ) -> Decisions:
+        """Host-side: the decisions at one configuration as NumPy arrays. The matrix is
+        compiled once per model, the decisions once per method and size, so trying several
+        methods is cheap."""
+        sets = element_sets(model) if sets is None else sets
+        C = self.matrix(model, q, t)
+        return jax.device_get(_decide(self, C, characteristic_lengths(model), model.dim, sets))
+
+    def decisions_batch(self, model: Model, qs: Array, ts: Array) -> Decisions:
+        """The decisions for the elements at a batch of configurations (on the device)."""
+        Cs = _matrices(self.matrix, model, qs, ts)
+        return _decide_batch(self, Cs, characteristic_lengths(model), model.dim,
+                             element_sets(model))
 
     def criterion(self) -> str:
         """What the reported criterion is, in words (the report's legend)."""
@@ -94,6 +118,21 @@ class AbstractSolvabilityMethod(eqx.Module):
     @abc.abstractmethod
     def decide(self, C: Float[Array, "nc nv"], sets: Bool[Array, "s nc"]) -> Decisions:
         """Decisions for the equilibrated matrix `C` and the studied sets."""
+
+
+@eqx.filter_jit
+def _decide(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int, sets) -> Decisions:
+    return method.decide(scale(C, L, dim), sets)
+
+
+@eqx.filter_jit
+def _matrices(matrix, model: Model, qs, ts):
+    return jax.vmap(lambda q, t: matrix(model, q, t))(qs, ts)
+
+
+@eqx.filter_jit
+def _decide_batch(method: AbstractSolvabilityMethod, Cs, L, dim: int, sets) -> Decisions:
+    return jax.vmap(lambda C: method.decide(scale(C, L, dim), sets))(Cs)
 
 
 def element_sets(model: Model) -> np.ndarray:

@@ -66,7 +66,6 @@ class DCA(AbstractSolvabilityMethod):
     tree: Any = eqx.field(static=True, default=None, converter=as_tree)
     plan: Plan | None = eqx.field(static=True, default=None, repr=False)
     name: ClassVar[str] = "dca"
-    structural: ClassVar[bool] = True
 
     def bind(self, model: Model) -> "DCA":
         return DCA(self.rtol, self.ctol, self.tree, make_plan(model, self.tree))
@@ -87,9 +86,16 @@ class DCA(AbstractSolvabilityMethod):
         plan = self._plan(*C.shape)
         return dca_decisions(plan, dense_blocks(plan, C), self.rtol, self.ctol, sets)[0]
 
-    def evaluate(self, model: Model, q, t, sets=None):
-        """Decisions at `(q, t)` from `C`'s blocks (no dense matrix); `sets=None`: the elements."""
+    def evaluate(self, model: Model, q, t, sets=None, C=None):
+        """Decisions at `(q, t)` from `C`'s blocks (no dense matrix, a given `C` is not
+        read); `sets=None`: the elements."""
         return self.run(model, q, t, sets)[0]
+
+    def decisions_at(self, model: Model, q, t, sets=None):
+        return jax.device_get(_evaluate(self, model, q, t, sets))
+
+    def decisions_batch(self, model: Model, qs, ts):
+        return _evaluate_batch(self, model, qs, ts)
 
     def run(self, model: Model, q, t, sets=None):
         """`(decisions, per height (connection factors, relative singular values))` at `(q, t)`."""
@@ -97,6 +103,16 @@ class DCA(AbstractSolvabilityMethod):
         vals = scaled_blocks(plan, constraint_blocks(model, q, t)[plan.entry_pick],
                              model.characteristic_lengths())
         return dca_decisions(plan, vals, self.rtol, self.ctol, sets)
+
+
+@eqx.filter_jit
+def _evaluate(method: DCA, model: Model, q, t, sets):
+    return method.evaluate(model, q, t, sets)
+
+
+@eqx.filter_jit
+def _evaluate_batch(method: DCA, model: Model, qs, ts) -> Decisions:
+    return jax.vmap(lambda q, t: method.evaluate(model, q, t))(qs, ts)
 
 
 def scaled_blocks(plan: Plan, vals, L):

@@ -27,7 +27,9 @@ class Kinetostatic(AbstractSolvabilityMethod):
     ctol: float = eqx.field(converter=as_float, default=CRITERION_TOL)
     name: ClassVar[str] = "kinetostatic"
 
-    def matrix(self, model, q, t):
+    @staticmethod
+    def matrix(model, q, t, C=None):
+        """`A^T`, from the free-body diagrams (a given `C` is not this matrix)."""
         return kinetostatic_matrix(model, q, t).T
 
     def decide(self, C, sets):

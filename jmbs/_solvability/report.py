@@ -8,15 +8,12 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array
 
 from .._display import html_table
 from .._kinematics import generic_rank, rheonomic_conflict
 from .._misc import as_configuration, as_time
 from .._model import Model
-from .._rank import characteristic_lengths, scale
 from .._tree.plan import AssemblyStep, assembly_steps
-from .analysis import element_sets
 from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
 from .dca import DCA
 from .registry import default_uniqueness, resolve_method
@@ -36,31 +33,11 @@ def group_set(model: Model, names) -> np.ndarray:
     return mask
 
 
-@eqx.filter_jit
-def decisions_from_matrix(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int,
-                          sets: Array) -> Decisions:
-    """Jitted decisions for a matrix computed separately, given the bodies'
-    characteristic lengths. The matrix is compiled once per model, the
-    decisions once per method and size, so trying several methods is cheap."""
-    return method.decide(scale(C, L, dim), sets)
-
-
-@eqx.filter_jit
-def evaluated(method: AbstractSolvabilityMethod, model: Model, q, t, sets) -> Decisions:
-    """Jitted `method.evaluate` (methods that work on the model's structure)."""
-    return method.evaluate(model, q, t, sets)
-
-
 def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
                  sets: np.ndarray | None = None) -> Decisions:
     """Host-side: the decisions at one configuration (for `sets`, default one per
     element), as NumPy arrays. `method` is bound to `model`."""
-    q, t = jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float)
-    if method.structural:
-        return jax.device_get(evaluated(method, model, q, t, sets))
-    sets = element_sets(model) if sets is None else sets
-    C = method.matrix(model, q, t)
-    return jax.device_get(decisions_from_matrix(method, C, characteristic_lengths(model), model.dim, sets))
+    return method.decisions_at(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float), sets)
 
 
 def solvability(model: Model, q=None, t: float = 0.0, *,

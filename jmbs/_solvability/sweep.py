@@ -6,7 +6,6 @@ import math
 import warnings
 from collections.abc import Callable
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,10 +16,9 @@ from .._linalg import numerical_rank
 from .._misc import as_configuration
 from .._model import Model
 from .._progress import tqdm
-from .._rank import characteristic_lengths, equilibrated_matrix, scale
-from .analysis import component_names, element_sets
-from .base import MARGINAL_DECADES, AbstractSolvabilityMethod, Decisions
-from .qr import QR
+from .._rank import equilibrated_matrix
+from .analysis import component_names
+from .base import MARGINAL_DECADES, Decisions
 from .registry import default_uniqueness, resolve_method
 from .report import decisions_at
 
@@ -44,21 +42,6 @@ def sweep_defaults(model: Model, backend: str) -> tuple[str, int]:
         return default_uniqueness(model), DEFAULT_BATCH
     per_config = 8 * max(model.nc, 1) * model.nv
     return "dca", int(np.clip(ACCELERATOR_BATCH_BYTES // per_config, DEFAULT_BATCH, ACCELERATOR_BATCH))
-
-
-@eqx.filter_jit
-def _matrices(model: Model, method: AbstractSolvabilityMethod, qs, ts):
-    return jax.vmap(lambda q, t: method.matrix(model, q, t))(qs, ts)
-
-
-@eqx.filter_jit
-def _decide_batch(method: AbstractSolvabilityMethod, Cs, L, dim: int, sets) -> Decisions:
-    return jax.vmap(lambda C: method.decide(scale(C, L, dim), sets))(Cs)
-
-
-@eqx.filter_jit
-def _evaluate_batch(method: AbstractSolvabilityMethod, model: Model, qs, ts) -> Decisions:
-    return jax.vmap(lambda q, t: method.evaluate(model, q, t))(qs, ts)
 
 
 class SolvabilitySweep:
@@ -159,10 +142,6 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
         raise ValueError(f"batch_size must be a positive int (configurations per compiled call); "
                          f"got {batch_size!r}")
     bs = min(int(batch_size), n)
-    sets = element_sets(model)
-    L = characteristic_lengths(model)
-    # Methods that analyse the same matrix share its compiled batch code.
-    route = m if type(m).matrix is not AbstractSolvabilityMethod.matrix else QR()
     chunks = []
     n_chunks = math.ceil(n / bs)
     show = n_chunks > 1 if progress is None else progress
@@ -172,11 +151,7 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
         if pad:
             q = np.concatenate([q, np.repeat(q[-1:], pad, axis=0)])
             t = np.concatenate([t, np.repeat(t[-1:], pad)])
-        if m.structural:
-            dec = jax.device_get(_evaluate_batch(m, model, jnp.asarray(q), jnp.asarray(t)))
-        else:
-            Cs = _matrices(model, route, jnp.asarray(q), jnp.asarray(t))
-            dec = jax.device_get(_decide_batch(m, Cs, L, model.dim, sets))
+        dec = jax.device_get(m.decisions_batch(model, jnp.asarray(q), jnp.asarray(t)))
         chunks.append(jax.tree.map(lambda x: x[: bs - pad], dec))
     dec = jax.tree.map(lambda *x: np.concatenate(x), *chunks)
     return SolvabilitySweep(model, m.name, dec)

@@ -24,6 +24,7 @@ from .._assembly import block_layout
 from .._bodies import NV
 from .._linalg import structured
 from .._model import GROUND, Model
+from .._terms import gather_blocks
 
 TREE_HELP = ('pass tree as nested pairs of body names, e.g. (("crank", "coupler"), "rocker"); '
              'every moving body once, and "ground" at most once')
@@ -485,5 +486,4 @@ def as_tree(tree):
 def dense_blocks(plan: Plan, C):
     """`C`'s moving-body blocks in the plan's entry order, gathered from the dense
     matrix (the layout `constraint_blocks(...)[plan.entry_pick]` gives directly)."""
-    nvb = NV[plan.dim]
-    return C[plan.entry_rows[:, None], plan.entry_bodies[:, None] * nvb + np.arange(nvb)]
+    return gather_blocks(C, plan.entry_rows, plan.entry_bodies, NV[plan.dim])
