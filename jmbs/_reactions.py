@@ -65,8 +65,9 @@ def uniqueness(model: Model, rigid: np.ndarray, method: AbstractSolvabilityMetho
     rigid = np.asarray(rigid, bool)
     if not rigid.any():
         return jnp.ones(len(sets), bool), jnp.ones(model.nc, bool), jnp.asarray(0), jnp.zeros(0)
-    q, t = jax.lax.stop_gradient((q, t))  # decisions have no derivative
-    C = None if C is None else jax.lax.stop_gradient(C)
+    # Decisions have no derivative (with respect to the design parameters either).
+    model, q, t, C = jax.tree.map(lambda x: jax.lax.stop_gradient(x) if eqx.is_inexact_array(x) else x,
+                                  (model, q, jnp.asarray(t, dtype=float), C))
     if rigid.all():
         d: Decisions = method.evaluate(model, q, t, C=C)
         return d.unique, d.component_unique, d.rank, d.rank_values

@@ -47,8 +47,8 @@ from ._terms import DynamicsTerms as DynamicsTerms
 from ._terms import dynamics_terms as dynamics_terms
 from ._tree.plan import AssemblyStep as AssemblyStep
 
-__all__ = ["AbstractFormulationState", "AssemblyStep", "BlockTerms", "CRITERION_TOL",
-           "DenseTerms", "DivideAndConquerState", "DynamicsTerms", "EliminationState", "FormulationState", "MARGINAL_DECADES", "PenaltyState",
-           "PseudoinverseState", "RANK_RTOL", "RankState",
-           "RankDecision", "STRUCTURED_MIN_NV", "constraint_rank", "dynamics_terms", "equilibrate",
-           "numerical_rank", "rank_decision", "sample_walk", "sample_walks", "small_svd", "sweep_defaults"]
+__all__ = ["AbstractFormulationState", "AssemblyStep", "BlockTerms", "constraint_rank", "CRITERION_TOL",
+           "DenseTerms", "DivideAndConquerState", "dynamics_terms", "DynamicsTerms", "EliminationState",
+           "equilibrate", "FormulationState", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
+           "PseudoinverseState", "rank_decision", "RANK_RTOL", "RankDecision", "RankState", "sample_walk",
+           "sample_walks", "small_svd", "STRUCTURED_MIN_NV", "sweep_defaults"]

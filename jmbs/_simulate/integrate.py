@@ -42,7 +42,7 @@ def vector_field(t, y, args: Args):
     non-conservative work `w` too: `(q_dot, v_dot, w_dot)` at `(t, (q, v, w))`."""
     model, formulation, stabilization = args.model, args.formulation, args.stabilization
     q, v = y[0], y[1]
-    terms = stabilization.stabilize(formulation.terms(model, q, v, t, with_phi=stabilization.needs_phi))
+    terms = stabilization.terms(formulation, model, q, v, t)
     v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
     if len(y) == 2:
         return qdot(model, q, v), v_dot

@@ -1,7 +1,6 @@
 """What a constraint stabilization does to an integration, and "none"."""
 
 import abc
-from typing import ClassVar
 
 import diffrax
 import equinox as eqx
@@ -19,12 +18,11 @@ class AbstractStabilization(eqx.Module):
     wherever a stabilization is.
     """
 
-    # Whether `stabilize` reads `DynamicsTerms.phi` (position feedback does).
-    needs_phi: ClassVar[bool]
-
-    @abc.abstractmethod
-    def stabilize(self, terms: DynamicsTerms) -> DynamicsTerms:
-        """The terms the formulation solves with (e.g. feedback added to `Gamma`)."""
+    def terms(self, formulation, model: Model, q: Array, v: Array, t: Array) -> DynamicsTerms:
+        """The terms `formulation` (a prepared one) solves with at `(q, v, t)`: its own,
+        without `Phi` unless the formulation needs it (a scheme with position feedback
+        asks for `Phi` and adds the feedback to `Gamma`)."""
+        return formulation.terms(model, q, v, t, with_phi=False)
 
     @abc.abstractmethod
     def wrap_solver(self, solver: diffrax.AbstractSolver) -> diffrax.AbstractSolver:
@@ -42,11 +40,6 @@ class AbstractStabilization(eqx.Module):
 class Unstabilized(AbstractStabilization):
     """No stabilization (what `stabilization=None` means): the drift of the
     constraints is left to the integrator's accuracy."""
-
-    needs_phi: ClassVar[bool] = False
-
-    def stabilize(self, terms):
-        return terms
 
     def wrap_solver(self, solver):
         return solver

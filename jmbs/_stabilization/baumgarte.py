@@ -1,7 +1,5 @@
 """Baumgarte's stabilization: feedback of the constraint violation into `Gamma`."""
 
-from typing import ClassVar
-
 import equinox as eqx
 
 from .._custom_types import RealScalarLike
@@ -21,14 +19,12 @@ class Baumgarte(AbstractStabilization):
     alpha: RealScalarLike = eqx.field(converter=as_float, default=5.0)
     beta: RealScalarLike = eqx.field(converter=as_float, default=5.0)
 
-    needs_phi: ClassVar[bool] = True
-
     def __check_init__(self):
         for name in ("alpha", "beta"):  # a negative gain makes the violation grow
             check_positive("Baumgarte", name, getattr(self, name), zero=True)
 
-    def stabilize(self, terms):
-        return baumgarte_gamma(terms, self.alpha, self.beta)
+    def terms(self, formulation, model, q, v, t):
+        return baumgarte_gamma(formulation.terms(model, q, v, t, with_phi=True), self.alpha, self.beta)
 
     def wrap_solver(self, solver):
         return solver

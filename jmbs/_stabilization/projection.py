@@ -1,7 +1,6 @@
 """Projection onto the constraint manifold after every step, as a diffrax solver wrapper."""
 
 import functools
-from typing import ClassVar
 
 import diffrax
 import equinox as eqx
@@ -58,14 +57,9 @@ class Projection(AbstractStabilization):
     tol: RealScalarLike = eqx.field(converter=as_float, default=1e-12)
     max_iterations: int = eqx.field(static=True, default=8)
 
-    needs_phi: ClassVar[bool] = False
-
     def project(self, model: Model, q: Array, v: Array, t: Array) -> tuple[Array, Array, Array]:
         """`(q, v, converged)` projected onto the constraints at time `t`."""
         return project(model, q, v, t, self.tol, self.max_iterations)
-
-    def stabilize(self, terms):
-        return terms
 
     def wrap_solver(self, solver):
         return _ProjectedSolver(solver, self)
