@@ -2,10 +2,12 @@
 environment, float64 enforced, and no private names used outside the package."""
 
 import ast
+import io
 import os
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -257,3 +259,41 @@ def test_the_public_surface_is_written_out_and_old_names_keep_working():
     assert jmbs.examples.slider_crank is not None
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         jmbs.nonexistent  # noqa: B018
+
+
+def code_lines(source: str) -> dict[str, int]:
+    """Lines with code of each function in `source` (`"name:line"`): not its docstring,
+    comments or blank lines (the signature counts)."""
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENDMARKER)
+    code = {line for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type not in skip
+            for line in range(tok.start[0], tok.end[0] + 1)}
+    out = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = set(range(node.lineno, node.end_lineno + 1)) & code
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                lines -= set(range(first.lineno, first.end_lineno + 1))
+            out[f"{node.name}:{node.lineno}"] = len(lines)
+    return out
+
+
+def test_the_line_count_skips_docstrings_comments_and_blank_lines():
+    example = "def f(a,\n      b):\n    '''Doc.\n\n    More.'''\n    # why\n\n    return a\n"
+    assert code_lines(example) == {"f:1": 3}
+
+
+def test_no_library_function_is_longer_than_80_code_lines():
+    """Issue 30 item 4: entry points are thin front doors in front of helpers with one job
+    each (`simulate` had 166 lines and 43 branches at cc98b70). The papers' reproductions
+    (`jmbs/reproduce/`: one section of the demo report per paper) are exempt."""
+    long = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "reproduce" in path.relative_to(PACKAGE).parts:
+            continue
+        for name, n in code_lines(path.read_text()).items():
+            if n > 80:
+                long[f"{path.relative_to(ROOT)}:{name}"] = n
+    assert long == {}
+    assert code_lines((PACKAGE / "cli.py").read_text())  # the walk reads the command too

@@ -282,39 +282,3 @@ def test_analyze_advise_prints_sentences_and_json(tmp_path):
     assert [r["components"] for r in advice["releases"]] == [list(r.components) for r in expected]
     for r in advice["releases"]:
         assert len(r["components"]) == 1 and r["checks"]["redundancy"] == 0
-
-
-def code_lines(source: str) -> dict[str, int]:
-    """Lines with code of each function in `source`: not its docstring, comments or blank
-    lines (the signature counts)."""
-    import ast
-    import io
-    import tokenize
-
-    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-            tokenize.ENDMARKER)
-    code = {line for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type not in skip
-            for line in range(tok.start[0], tok.end[0] + 1)}
-    out = {}
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef):
-            lines = set(range(node.lineno, node.end_lineno + 1)) & code
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                lines -= set(range(first.lineno, first.end_lineno + 1))
-            out[node.name] = len(lines)
-    return out
-
-
-def test_every_function_of_the_command_is_at_most_80_code_lines():
-    """Issue 30: `simulate` (113 lines, 90 of code, at 9972594) is a front door in front of
-    helpers with one job each; no function of the command passes 80 lines of code."""
-    import inspect
-
-    import jmbs.cli
-
-    counts = code_lines(inspect.getsource(jmbs.cli))
-    assert "simulate" in counts and "_save_run" in counts
-    assert {name: n for name, n in counts.items() if n > 80} == {}
-    example = "def f(a,\n      b):\n    '''Doc.\n\n    More.'''\n    # why\n\n    return a\n"
-    assert code_lines(example) == {"f": 3}
