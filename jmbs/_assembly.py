@@ -113,17 +113,8 @@ def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Arra
 
 
 def group_blocks(g, qs: Array, t: Array) -> Array:
-    """Per-instance blocks `(n, m, k, nv_b)` of `C`.
-
-    `C v` is linear in `v` and instances are independent, so evaluating it at
-    one unit velocity per body coordinate, broadcast over all instances, gives
-    every instance's block at once.
-    """
-    n, k = qs.shape[:2]
-    nvb = 3 if qs.shape[-1] == 3 else 6
-    basis = jnp.broadcast_to(jnp.eye(k * nvb).reshape(k * nvb, 1, k, nvb), (k * nvb, n, k, nvb))
-    cols = jax.vmap(lambda vs: g.velocity_map(qs, vs, t))(basis)  # (k * nvb, n, m)
-    return jnp.moveaxis(cols, 0, -1).reshape(n, -1, k, nvb)
+    """Per-instance blocks `(n, m, k, nv_b)` of `C` (the group's `blocks`)."""
+    return g.blocks(qs, t)
 
 
 def block_layout(model: Model) -> tuple[np.ndarray, np.ndarray]:

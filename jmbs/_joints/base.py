@@ -153,6 +153,17 @@ class AbstractElement(eqx.Module):
         """`C v + b` of every instance."""
         return self.velocity_map(qs, vs, t) + self.velocity_bias(qs, t)
 
+    def blocks(self, qs: Array, t: Float[Array, ""]) -> Array:
+        """Per-instance blocks `(n, m, k, nv_b)` of `C`. By default from `velocity_map`:
+        `C v` is linear in `v` and instances are independent, so evaluating it at one
+        unit velocity per body coordinate, broadcast over all instances, gives every
+        instance's block at once. Elements with a closed form override it."""
+        n, k = qs.shape[:2]
+        nvb = 3 if qs.shape[-1] == 3 else 6
+        basis = jnp.broadcast_to(jnp.eye(k * nvb).reshape(k * nvb, 1, k, nvb), (k * nvb, n, k, nvb))
+        cols = jax.vmap(lambda vs: self.velocity_map(qs, vs, t))(basis)  # (k * nvb, n, m)
+        return jnp.moveaxis(cols, 0, -1).reshape(n, -1, k, nvb)
+
     def wrenches(self, qs: Array, t: Float[Array, ""]) -> "tuple[Array, Array, Array] | None":
         """The physical meaning of the reaction components (free-body diagram).
 

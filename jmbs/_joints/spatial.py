@@ -40,6 +40,15 @@ def rotations(q: Array) -> tuple[Array, Array]:
     return rotation(q[0]), rotation(q[1])
 
 
+def cross(a: Array, b: Array) -> Array:
+    """`a x b` of two 3-vectors, elementwise (see `matvec`)."""
+    return jnp.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+# `rotation_lock`'s rows as `sign * (column a of E_j) . (column b of E_i)`.
+_LOCK = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
+
+
 def rotation_lock(Ei: Array, Ej: Array) -> Array:
     """Rows that vanish when the global frames `Ei`, `Ej` coincide.
 
@@ -91,6 +100,37 @@ class AbstractFrameJoint(AbstractHolonomic):
             return jnp.concatenate(rows)
 
         return jax.vmap(one)(self, qs)
+
+    def blocks(self, qs, t):
+        """`C`'s blocks in closed form (what the JVP of `phi` gives, at the cost of one
+        `phi`): with `d` the separation, `a = R s` the joint points' arms, `e` an axis of
+        body i's joint frame and `omega` global, a position row's rate is
+        `e . (r_j' - r_i') + omega_j . (a_j x e) - omega_i . ((a_i + d) x e)`, a rotation
+        row `+-a_j . b_i`'s is `+-(omega_j - omega_i) . (a_j x b_i)`; the body-frame
+        angular velocities take `R^T` of the global rows."""
+        pos, rot = self.position_rows, self.rotation_rows
+
+        def one(el, q):
+            R = rotations(q)
+            Ei, Ej = matvec(R[0], el.E_i), matvec(R[1], el.E_j)
+            ai, aj = matvec(R[0], el.s_i), matvec(R[1], el.s_j)
+            d = position(q[1]) + aj - position(q[0]) - ai
+            zero = jnp.zeros(3)
+            rows = [(-Ei[:, k], -cross(ai + d, Ei[:, k]), Ei[:, k], cross(aj, Ei[:, k])) for k in pos]
+            for k in rot:
+                sign, a, b = _LOCK[k]
+                w = sign * cross(Ej[:, a], Ei[:, b])
+                rows.append((zero, -w, zero, w))
+            # R = |p|^2 R(p / |p|) (`quat_to_rot`), so omega = R^T omega' / |p|^2 off unit p too.
+            Ti, Tj = (R[b].T / dot(q[b, 3:], q[b, 3:]) for b in (0, 1))
+            return jnp.stack([jnp.stack([jnp.concatenate([fi, matvec(Ti, mi)]),
+                                         jnp.concatenate([fj, matvec(Tj, mj)])])
+                              for fi, mi, fj, mj in rows])
+
+        return jax.vmap(one)(self, qs)
+
+    def velocity_map(self, qs, vs, t):
+        return jnp.sum(self.blocks(qs, t) * vs[:, None], axis=(2, 3))
 
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
