@@ -238,42 +238,11 @@ def row_array(model: Model, x, what: str, xp=jnp):
     return out
 
 
-def _cholesky(A: Array) -> Array:
-    """Lower Cholesky factor of a small positive definite `A`, column by column in
-    array operations: under `jax.vmap` a batch of factorizations is a few vector
-    operations per column, where `jnp.linalg.cholesky` calls LAPACK once per matrix."""
-    n = A.shape[-1]
-    idx = jnp.arange(n)
-
-    def column(j, L):
-        Lj = L[j]  # row j: its entries left of the diagonal are set
-        d = jnp.sqrt(A[j, j] - Lj @ Lj)
-        col = jnp.where(idx > j, (A[:, j] - L @ Lj) / d, jnp.where(idx == j, d, 0.0))
-        return L.at[:, j].set(col)
-
-    return jax.lax.fori_loop(0, n, column, jnp.zeros_like(A))
-
-
-def _cholesky_solve(L: Array, b: Array) -> Array:
-    """`(L L^T)^-1 b` by two triangular sweeps in array operations (see `_cholesky`)."""
-    n = b.shape[-1]
-
-    def forward(j, y):
-        return y.at[j].set((b[j] - L[j] @ y) / L[j, j])
-
-    def backward(k, x):
-        j = n - 1 - k
-        return x.at[j].set((y[j] - L[:, j] @ x) / L[j, j])
-
-    y = jax.lax.fori_loop(0, n, forward, jnp.zeros_like(b))
-    return jax.lax.fori_loop(0, n, backward, jnp.zeros_like(b))
-
-
 def _solve(A: Array, rhs: Array, rigid: np.ndarray, rtol, rank: int | None) -> Array:
     """`A lambda = rhs`: Cholesky where every row is compliant (positive definite),
     else the minimum-norm solution on the rank decided by `rtol` (or given)."""
     if not rigid.any():
-        return _cholesky_solve(_cholesky(A), rhs)
+        return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(A, lower=True), rhs)
     return min_norm_solve(A, rhs, rtol, rank)
 
 
