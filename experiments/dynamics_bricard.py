@@ -11,14 +11,14 @@
 #
 # Runs (10 s; `--short`: 5.5 s, enough for the first swing and the return):
 #
-# - **paper's stepper, rank per step**: semi-implicit Euler, h = 1e-2, rigid joints at
-#   velocity level (`v+ = v + h M^-1 F`, then the mass-weighted projection onto
-#   `C v + b = 0` with `C`'s rank decided at every step, tolerance 1e-8, as a generic
-#   solver does), `q+ = retract(q, h v+)`;
-# - **paper's stepper, rank fixed**: the same with the rank decided once at t = 0
+# - **paper's stepper, rank per step**: `jmbs.RegularizedEuler(h=1e-2)` with rigid joints
+#   (paper 002's eq. 1: velocities and multipliers of `C v+ + b + Phi / h = 0` solved
+#   together, `q+ = retract(q, h v+)`), the rank of the step's matrix decided at every
+#   step as a generic solver does (`STEP_RTOL`);
+# - **paper's stepper, rank fixed**: the same with the rank of `C` decided once at t = 0
 #   (what jmbs's formulations do);
-# - **paper's stepper + projection**: the same plus `jmbs.Projection` after each step
-#   (paper 002, eqs. 2-3);
+# - **paper's stepper + projection**: the same plus the projection of positions and
+#   velocities after each step (`projection=True`, paper 002, eqs. 2-3);
 # - **Euler, none**: `jmbs.simulate`, explicit Euler, dt = 1e-2, no stabilization;
 # - **Baumgarte**: `jmbs.simulate`, Tsit5, rtol = atol = 1e-8, `Baumgarte(5, 5)`;
 # - **Projection**: `jmbs.simulate`, Tsit5, rtol = atol = 1e-8, `Projection()`;
@@ -51,38 +51,25 @@ PENALTY = jmbs.Penalty(
     damping={**{j: 1e2 for j in JOINTS}, **{f"{j}.{c}": 1.0 for j in JOINTS for c in ("Mx", "My")}})
 
 
-def paper_stepper(model, t1: float, h: float, rank: str | float, project: bool = False):
-    """Semi-implicit Euler of paper 002 (eq. 1, rigid joints): a free velocity step, the
-    mass-weighted projection of `v` onto `C(q) v + b = 0`, then `q+ = retract(q, h v+)`.
+def paper_stepper(model, t1: float, h: float, rank: str | None, project: bool = False):
+    """Paper 002's stepper as the library runs it: `jmbs.RegularizedEuler(h)` with rigid
+    joints (eq. 1 without compliance), stepped by the pure `jmbs.step` in a `lax.scan`.
 
-    `rank`: `"fixed"` keeps the rank of `C` found at the initial state; a number is a
-    relative singular-value tolerance applied at every step. With `project`, positions
-    and velocities are then projected by `jmbs.Projection` (paper 002, eqs. 2-3).
-    Returns `(ts, q, v, violation, steps)` at every step."""
+    `rank`: `None` decides the rank of the step's matrix at every step (the library's
+    default, `STEP_RTOL`), `"fixed"` keeps the rank of `C` at the initial state (by
+    `jmbs.internal.constraint_rank`). With `project`, positions and velocities are then
+    projected after each step (paper 002, eqs. 2-3). Returns `(ts, q, v, violation,
+    steps)` at every step."""
     n = int(round(t1 / h))
-    M = jmbs.mass_matrix(model)
-    Linv = jnp.linalg.inv(jnp.linalg.cholesky(M))  # M = L L^T, so M^-1 = L^-T L^-1
-    s0 = np.linalg.svd(np.asarray(jmbs.constraint_matrix(model, model.q0, 0.0)), compute_uv=False)
-    r0 = int(np.sum(s0 > 1e-8 * s0[0]))
-    proj = jmbs.Projection()
+    r0 = jmbs.internal.constraint_rank(model, model.q0, 0.0) if rank == "fixed" else None
+    solver = jmbs.RegularizedEuler(h, rank=r0, projection=project)
 
-    def step(carry, k):
-        q, v = carry
-        t = k * h
-        v_free = v + h * jnp.linalg.solve(M, jmbs.generalized_forces(model, q, v, t))
-        C = jmbs.constraint_matrix(model, q, t)
-        U, s, Vt = jnp.linalg.svd(C @ Linv.T, full_matrices=False)
-        keep = (jnp.arange(s.size) < r0) if rank == "fixed" else s > rank * s[0]
-        s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
-        err = C @ v_free + jmbs.velocity_rhs(model, q, t)
-        v_new = v_free - Linv.T @ (Vt.T @ (s_inv * (U.T @ err)))
-        q_new = jmbs.retract(model, q, h * v_new)
-        if project:
-            q_new, v_new, _ = proj.project(model, q_new, v_new, t + h)
-        viol = jnp.max(jnp.abs(jmbs.phi(model, q_new, t + h)))
-        return (q_new, v_new), (q_new, v_new, viol)
+    def body(state, _):
+        state = jmbs.step(model, state, solver=solver)
+        return state, (state.q, state.v, jnp.max(jnp.abs(jmbs.phi(model, state.q, state.t))))
 
-    q, v, viol = jax.jit(lambda q0, v0: jax.lax.scan(step, (q0, v0), jnp.arange(n))[1])(model.q0, model.v0)
+    s0 = jmbs.StepState.initial(model)
+    q, v, viol = jax.jit(lambda s: jax.lax.scan(body, s, None, length=n)[1])(s0)
     ts = h * np.arange(n + 1)
     q = np.vstack([np.asarray(model.q0)[None], np.asarray(q)])
     v = np.vstack([np.asarray(model.v0)[None], np.asarray(v)])
@@ -120,7 +107,7 @@ def main(short: bool = False, out: Path | None = None) -> dict:
                       "energy": np.asarray(energy(q, v)), "steps": int(steps), "result": result,
                       "seconds": seconds}
 
-    for name, rank, project in (("paper's stepper, rank per step", 1e-8, False),
+    for name, rank, project in (("paper's stepper, rank per step", None, False),
                                 ("paper's stepper, rank fixed", "fixed", False),
                                 ("paper's stepper + projection", "fixed", True)):
         start = time.perf_counter()
