@@ -53,4 +53,6 @@ ALL = {
     "spatial_parallelogram": spatial_parallelogram,
     "redundant_manipulator": redundant_manipulator,
     "redundant_manipulator_overactuated": lambda: redundant_manipulator(overactuated=True),
+    # Issue 34: paper 000's robot in space, four wheels rolling on the ground.
+    "four_wheeled_robot": four_wheeled_robot,
 }

@@ -29,6 +29,8 @@ DESCRIPTIONS = {
     "redundant_manipulator": "Pekal & Fraczek (paper 003): manipulator with drives in A, Hc, Ic",
     "redundant_manipulator_overactuated": "Pekal & Fraczek (paper 003): the manipulator with "
                                           "a twin boom cylinder (overactuated)",
+    "four_wheeled_robot": "a chassis on two rigid axles with four wheels rolling on the ground: "
+                          "redundant nonholonomic constraints in 3-D, p = 5",
 }
 
 
