@@ -129,9 +129,6 @@ class AbstractFrameJoint(AbstractHolonomic):
 
         return jax.vmap(one)(self, qs)
 
-    def velocity_map(self, qs, vs, t):
-        return jnp.sum(self.blocks(qs, t) * vs[:, None], axis=(2, 3))
-
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         E = jax.vmap(rotate)(qs[:, 0], self.E_i)  # current joint frames, (n, 3, 3)
