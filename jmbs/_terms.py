@@ -33,10 +33,10 @@ class DynamicsTerms(eqx.Module):
     Pfaffian rows; `velocity_error` is `C v + b`.
     """
 
-    F: eqx.AbstractVar[Float[Array, " nv"]]
-    gamma: eqx.AbstractVar[Float[Array, " nc"]]
-    phi: eqx.AbstractVar[Float[Array, " nc"]]
-    velocity_error: eqx.AbstractVar[Float[Array, " nc"]]
+    F: Float[Array, " nv"]
+    gamma: Float[Array, " nc"]
+    phi: Float[Array, " nc"]
+    velocity_error: Float[Array, " nc"]
 
     @abc.abstractmethod
     def tree_blocks(self, plan) -> tuple[Float[Array, "P nvb"], Float[Array, "nb nvb nvb"]]:
@@ -54,11 +54,7 @@ class DenseTerms(DynamicsTerms):
 
     M: Float[Array, "nv nv"]
     Minv: Float[Array, "nv nv"]
-    F: Float[Array, " nv"]
     C: Float[Array, "nc nv"]
-    gamma: Float[Array, " nc"]
-    phi: Float[Array, " nc"]
-    velocity_error: Float[Array, " nc"]
 
     def tree_blocks(self, plan):
         nvb = NV[plan.dim]
@@ -76,10 +72,6 @@ class BlockTerms(DynamicsTerms):
 
     blocks: Float[Array, "P nvb"]
     body_mass: Float[Array, "nb nvb nvb"]
-    F: Float[Array, " nv"]
-    gamma: Float[Array, " nc"]
-    phi: Float[Array, " nc"]
-    velocity_error: Float[Array, " nc"]
 
     def tree_blocks(self, plan):
         return self.blocks[plan.entry_pick], self.body_mass
@@ -117,12 +109,13 @@ def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.
     F = generalized_forces(model, q, v, t)
     if dense:
         C, b, gamma = constraint_terms(model, q, v, t)
-        terms = DenseTerms(mass_matrix(model), inverse_mass_matrix(model), F, C, gamma,
-                           residual, C @ v + b)
+        terms = DenseTerms(F=F, gamma=gamma, phi=residual, velocity_error=C @ v + b,
+                           M=mass_matrix(model), Minv=inverse_mass_matrix(model), C=C)
     else:
         blocks, b, gamma = constraint_terms_blocks(model, q, v, t)
-        terms = BlockTerms(blocks, body_mass(model), F, gamma, residual,
-                           blocks_matvec(model, blocks, v) + b)
+        terms = BlockTerms(F=F, gamma=gamma, phi=residual,
+                           velocity_error=blocks_matvec(model, blocks, v) + b, blocks=blocks,
+                           body_mass=body_mass(model))
     if _is_zero(alpha) and _is_zero(beta):
         return terms
     return baumgarte_gamma(terms, alpha, beta)
