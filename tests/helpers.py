@@ -16,7 +16,9 @@ JOINT_DOF = {2: {"revolute": 1, "prismatic": 1, "weld": 0, "distance": 2, "pin_i
                  "holonomic": 2},
              3: {"spherical": 3, "revolute": 1, "prismatic": 1, "cylindrical": 2, "universal": 2,
                  "weld": 0, "distance": 5, "inline": 4, "inplane": 5, "orientation": 3,
-                 "parallel_axes": 4, "perpendicular": 5, "planar": 3, "holonomic": 5}}
+                 "parallel_axes": 4, "perpendicular": 5, "planar": 3, "general": 2, "holonomic": 5}}
+# The rows the tests' general joints keep (position and rotation rows, neither all of one).
+GENERAL_COMPONENTS = ("Fy", "Fz", "Mx", "Mz")
 
 
 def unit(x) -> np.ndarray:
@@ -114,8 +116,9 @@ def add_pair(b: jmbs.ModelBuilder, dim: int, kind: str, ground: bool = False, pr
         bodies = (b1, b2)
         if etype.bodies == 1:  # on body 2 against the ground, at its own contact point
             bodies, sample["point"] = (b.ground, b2), at((1.3, 0.5))
-        b.add_joint(base, name, *bodies, **{g.name: sample[g.name] for g in etype.geometry
-                                            if dim in g.dims and g.name in sample})
+        chosen = {"components": GENERAL_COMPONENTS} if etype.choose else {}
+        b.add_joint(base, name, *bodies, **chosen, **{g.name: sample[g.name] for g in etype.geometry
+                                                      if dim in g.dims and g.name in sample})
     elif base == "holonomic":
         if dim == 2:
             b.add_constraint(name, [b1, b2], holonomic=_planar_custom, params={"offset": 1.0})

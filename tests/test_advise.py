@@ -87,6 +87,40 @@ def test_mjcf_planar_loop_closed_by_a_connect():
     check_release(model, best, 1)
 
 
+def three_cranks_in_space():
+    """The parallelogram with a third crank in 3-D with revolutes about z, its
+    out-of-plane redundancy designed out (the outer cranks on the ground by points on
+    lines along z): p = 1, the force along the cranks. A revolute without that force
+    is no joint of the table: a revolute whose pin slides along the crank."""
+    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
+    z = (0.0, 0.0, 1.0)
+    for k in range(3):
+        b.add_body(f"crank{k}", 1.0, (0.1, 0.01, 0.1), (k, 0.5, 0.0), velocity=(-0.25, 0.0, 0.0),
+                   angular_velocity=(0.0, 0.0, 0.5))
+    b.add_body("coupler", 2.0, (0.01, 0.7, 0.7), (1.0, 1.0, 0.0), velocity=(-0.5, 0.0, 0.0))
+    b.add_revolute("O0", b.ground, "crank0", (0.0, 0.0, 0.0), z)
+    b.add_inline("O1", b.ground, "crank1", (1.0, 0.0, 0.0), z)
+    b.add_inline("O2", b.ground, "crank2", (2.0, 0.0, 0.0), z)
+    for k in range(3):
+        b.add_revolute(f"A{k}", f"crank{k}", "coupler", (k, 1.0, 0.0), z)
+    return b.build()
+
+
+def test_a_release_no_joint_keeps_is_a_general_joint():
+    """Where no joint of the table keeps the rows left (a revolute without the force
+    along its crank), the release is a general joint keeping them, proven like any."""
+    model = three_cranks_in_space()
+    advice = jmbs.advise(model, n=3)
+    general = [r for r in advice if any(s.kind == "general" for s in r.substitutions.values())]
+    assert general and all(r.cost > advice[0].cost for r in general)  # catalogued joints first
+    release = general[0]
+    ((name, sub),) = release.substitutions.items()
+    assert release.components == (f"{name}.Fy",) and sub.components == ("Fx", "Fz", "Mx", "My")
+    assert "general joint keeping Fx, Fz, Mx, My" in release.sentences()[0]
+    new = check_release(model, release, 1)
+    assert new.element(name).kind == "general" and new.element(name).components == sub.components
+
+
 def test_determinate_mechanism_gets_no_release_and_says_so():
     advice = jmbs.advise(jmbs.load("four_bar"))
     assert advice == [] and "p = 0" in advice.message and "nothing to release" in advice.message

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import GENERAL_COMPONENTS
 
 import jmbs
 
@@ -119,8 +120,10 @@ def build(dim: int, kind: str, ground: bool) -> jmbs.Model:
         geometry["axis"] = axis
     if base in ("inplane", "planar"):
         geometry["normal"] = axis
-    if base == "perpendicular":
+    if base in ("perpendicular", "general"):
         geometry["axes"] = (AXIS3, AXIS3_B)
+    if base == "general":
+        geometry["components"] = GENERAL_COMPONENTS
     b.add_joint(base, "J", *bodies, **geometry)
     if coordinate:
         b.add_driver("D", joint="J", motion=lambda t: MOTION_AMPLITUDE * jnp.sin(MOTION_RATE * t),
@@ -192,6 +195,13 @@ def _spatial_rows(base, coordinate, d, Ri, Ri0, Rj, Rj0, t):
         return np.array(square) if base == "perpendicular" else np.concatenate([Ei.T @ d, square])
     if base in ("inline", "inplane", "orientation", "parallel_axes", "planar"):
         return _primitive_rows(base, d, Ri, Ri0, Rj, Rj0)
+    if base == "general":  # the chosen rows of the separation and the lock in (a1, a2, a1 x a2)
+        E = two_axes_frame(AXIS3, AXIS3_B)
+        Ei, Ej = Ri @ Ri0.T @ E, Rj @ Rj0.T @ E
+        (xi, yi, zi), (xj, zj) = Ei.T, (Ej[:, 0], Ej[:, 2])
+        every = dict(zip(("Fx", "Fy", "Fz", "Mx", "My", "Mz"),
+                         [xi @ d, yi @ d, zi @ d, -(zj @ yi), zj @ xi, xj @ yi]))
+        return np.array([every[c] for c in GENERAL_COMPONENTS])
     E = np.eye(3) if base in ("spherical", "weld") else axis_frame(AXIS3)
     Ei, Ej = Ri @ Ri0.T @ E, Rj @ Rj0.T @ E   # the joint frame carried by body i, by body j
     (xi, yi, zi), (xj, zj) = Ei.T, (Ej[:, 0], Ej[:, 2])
@@ -239,7 +249,7 @@ PLANAR = ["revolute", "prismatic", "weld", "distance", "pin_in_slot", "revolute+
           "prismatic+slide"]
 SPATIAL = ["spherical", "revolute", "prismatic", "cylindrical", "universal", "weld", "distance",
            "inline", "inplane", "orientation", "parallel_axes", "perpendicular", "planar",
-           "revolute+angle", "prismatic+slide", "cylindrical+slide", "cylindrical+angle"]
+           "general", "revolute+angle", "prismatic+slide", "cylindrical+slide", "cylindrical+angle"]
 CASES = [(2, k) for k in PLANAR] + [(3, k) for k in SPATIAL]
 
 

@@ -9,7 +9,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import PFAFFIAN, PLANAR_JOINTS, SPATIAL_JOINTS, random_state, rank, two_bodies
+from helpers import (
+    GENERAL_COMPONENTS,
+    PFAFFIAN,
+    PLANAR_JOINTS,
+    SPATIAL_JOINTS,
+    random_state,
+    rank,
+    two_bodies,
+)
 
 import jmbs
 
@@ -118,7 +126,9 @@ def test_element_table_agrees_with_the_group_classes_and_the_models():
         info = model.element("J")
         assert info.kind == t.kind and info.holonomic == t.classes[dim].holonomic
         assert np.all(model.holonomic_rows[model.rows("J")] == info.holonomic)
-        if t.family == "joint":
+        if t.choose:  # the general joint keeps the rows it was given
+            assert info.components == GENERAL_COMPONENTS and set(info.components) <= set(t.choose)
+        elif t.family == "joint":
             assert info.components == t.components(dim)
         if "+" in kind:
             driver = model.element("D")

@@ -131,7 +131,8 @@ def test_primitives_round_trip_through_model_files(tmp_path):
     for k, (kind, geometry) in enumerate({
             "inline": dict(point=P, axis=A), "inplane": dict(point=P, normal=A),
             "orientation": dict(point=P), "parallel_axes": dict(axis=A),
-            "perpendicular": dict(axes=(A, A2)), "planar": dict(point=P, normal=A)}.items()):
+            "perpendicular": dict(axes=(A, A2)), "planar": dict(point=P, normal=A),
+            "general": dict(point=P, axes=(A, A2), components=("Fx", "Fz", "Mx", "My"))}.items()):
         b.add_body(f"b{k}", mass=1.0, inertia=(0.1, 0.2, 0.3), position=RJ)
         b.add_joint(kind, kind, b.ground, f"b{k}", **geometry)
     model = b.build()
@@ -157,3 +158,15 @@ def test_primitives_are_drawn(tmp_path):
     ax = jmbs.plotting.plot_mechanism(model, model.q0, report=jmbs.solvability(model))
     ax.figure.savefig(tmp_path / "primitives.png")
     assert (tmp_path / "primitives.png").stat().st_size > 5_000
+
+
+def test_general_joint_components_are_checked_by_name():
+    b = jmbs.ModelBuilder(dim=3)
+    b.add_body("j", mass=1.0, inertia=(0.2, 0.1, 0.15), position=RJ)
+    for bad in ((), ("Fx", "Fq"), ("Fx", "Fx"), None):
+        with pytest.raises(ValueError, match="general 'G': components must name each kept row once"):
+            b.add_general_joint("G", b.ground, "j", point=P, components=bad)
+    with pytest.raises(ValueError, match="revolute 'R'.*components are fixed by its kind"):
+        b.add_joint("revolute", "R", b.ground, "j", components=("Fx",), point=P, axis=A)
+    b.add_general_joint("G", b.ground, "j", point=P, components=("Mz", "Fx"))  # any order
+    assert b.build(check=False).element("G").components == ("Fx", "Mz")

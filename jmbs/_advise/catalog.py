@@ -21,6 +21,9 @@ from .._joints.registry import ELEMENT_TYPES
 from .._model import Model
 
 ROTATIONAL = ("Mx", "My", "Mz", "M")
+# A general joint is the last resort (harder to build than a catalogued joint): its cost
+# in `jmbs.advise`, on top of the release's.
+GENERAL_PREFERENCE = 4.0
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,8 @@ class Substitution:
     """What one element becomes: `kind` (a kind of `jmbs.ELEMENT_TYPES`, `"actuator"`
     for a driver made a force actuator, `"removed"`), its `geometry` (global, in the
     reference configuration, as the builder takes it), and `swap` (the element's
-    bodies in the opposite order: a slot cut in body j)."""
+    bodies in the opposite order: a slot cut in body j); `components`, the rows a
+    general joint keeps (empty for every other kind: its kind fixes them)."""
 
     element: str
     old_kind: str
@@ -36,6 +40,7 @@ class Substitution:
     geometry: dict = field(default_factory=dict, compare=False, hash=False)
     swap: bool = False
     note: str = ""
+    components: tuple[str, ...] = ()
 
     def sentence(self, released: tuple[str, ...]) -> str:
         """What to do, as a designer reads it."""
@@ -85,9 +90,11 @@ def frame_of(kind: str, params: dict) -> np.ndarray | None:
         return np.asarray(frame_from_axis(params["normal"]))
     if kind in ("spherical", "weld", "orientation"):
         return np.eye(3)
-    if kind in ("universal", "perpendicular"):
+    if kind in ("universal", "perpendicular") or (kind == "general" and "axes" in params):
         a = np.asarray(params["axes"])
         return np.asarray(frame_from_two_axes(a[0], a[1]))
+    if kind == "general":
+        return np.eye(3)
     return None
 
 
@@ -141,10 +148,26 @@ def _spatial_options(spec: JointSpec, params: dict, point) -> list[Option]:
             kept = [axes[c] for c in comps if c not in released]
             pos = frozenset(i for f, i in kept if f == "F")
             rot = frozenset(i for f, i in kept if f == "M")
-            for kind, geometry, note, pref in frame_kind(pos, rot, E, point):
+            fits = frame_kind(pos, rot, E, point)
+            for kind, geometry, note, pref in fits:
                 sub = Substitution(spec.name, spec.kind, kind, geometry, note=note)
                 out.append(Option(released, sub, pref))
+            if not fits:
+                out.append(_general(spec, comps, released, E, point))
     return out
+
+
+def _general(spec: JointSpec, comps, released, E: np.ndarray, point) -> Option:
+    """Where no element keeps exactly these rows: a general joint that keeps them in the
+    joint's own frame (its rows are the frame joints' rows, so it is the same joint
+    less the released components wherever the two share a row's definition, which
+    `jmbs.advise` checks on the applied model)."""
+    kept = tuple(c for c in comps if c not in released)
+    note = (f" keeping {', '.join(kept)} in the frame x = {_axis_name(E[:, 0])}, "
+            f"y = {_axis_name(E[:, 1])}")
+    sub = Substitution(spec.name, spec.kind, "general", {"point": np.asarray(point),
+                       "axes": np.stack([E[:, 0], E[:, 1]])}, note=note, components=kept)
+    return Option(released, sub, GENERAL_PREFERENCE)
 
 
 def _planar_options(model: Model, spec: JointSpec, params: dict, points: dict) -> list[Option]:

@@ -88,7 +88,7 @@ def joint_spec(model: Model, old, sub: Substitution) -> tuple[JointSpec, dict]:
     etype = ELEMENT_TYPES[sub.kind]
     keys = tuple(g.name for g in etype.geometry if model.dim in g.dims and g.name in sub.geometry)
     bodies = old.bodies[::-1] if sub.swap else old.bodies
-    spec = JointSpec(sub.kind, old.name, bodies, keys, etype.components(model.dim))
+    spec = JointSpec(sub.kind, old.name, bodies, keys, sub.components or etype.components(model.dim))
     return spec, {f"{old.name}.{k}": jnp.asarray(sub.geometry[k], dtype=float) for k in keys}
 
 

@@ -314,7 +314,8 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
     without one, a universal joint; without its axial force, a cylindrical joint; a
     planar revolute without the force along a line, a pin in a slot along it; a driver
     of an overactuated mechanism, a force actuator; a knife edge released whole, a
-    caster). The motion is the same, every remaining reaction is unique, and the
+    caster; where no joint of the table keeps the rows left, a general joint keeping
+    them). The motion is the same, every remaining reaction is unique, and the
     reactions that were unique keep their values: the advisor checks each of them on
     the model `Release.apply` builds before returning it (`Release.checks`).
 
@@ -378,7 +379,8 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
             "applied model.")
     if not out:
         said = (f"p = {p}: no catalogued substitution releases exactly {p} components without "
-                "changing the motion; release components of a user constraint by hand.")
+                "changing the motion; release components of a user constraint by hand, or of a planar "
+                "joint by a user constraint.")
     return Advice(out, at + said, p, generic)
 
 

@@ -115,7 +115,7 @@ class ModelBuilder(ForceElements, JointPrimitives):
         return Body(name, len(self._bodies) - 1)
 
     # ----- planar and spatial joints -----
-    def add_joint(self, kind: str, name: str, body_i, body_j, **geometry) -> str:
+    def add_joint(self, kind: str, name: str, body_i, body_j, components=None, **geometry) -> str:
         """A joint of any kind in `jmbs.ELEMENT_TYPES` (family `"joint"`) between
         `body_i` and `body_j`; `add_revolute(...)` is `add_joint("revolute", ...)`.
 
@@ -123,6 +123,8 @@ class ModelBuilder(ForceElements, JointPrimitives):
         - `kind`: the element type, e.g. `"revolute"`.
         - `name`: a new name.
         - `body_i`, `body_j`: handles or names (`"ground"` for the ground).
+        - `components`: only for a kind whose rows are chosen per element (the
+          general joint): the reaction components it keeps, e.g. `("Fx", "Fz", "Mx")`.
         - `geometry`: the kind's geometry arguments (`ElementType.geometry`), in
           global coordinates in the reference configuration; `None` for an
           optional one means its default.
@@ -166,9 +168,10 @@ class ModelBuilder(ForceElements, JointPrimitives):
                 and np.linalg.norm(values[ends[0]] - values[ends[1]]) < 1e-12:
             raise ValueError(f"{where}: {ends[0]} and {ends[1]} coincide, so the length they give is 0; "
                              "give two distinct points")
+        comps = _chosen(etype, components, where, self.dim)
         for key, value in values.items():
             self._values[f"{name}.{key}"] = value
-        self._elements.append(JointSpec(kind, name, (i, j), tuple(values), etype.components(self.dim)))
+        self._elements.append(JointSpec(kind, name, (i, j), tuple(values), comps))
         return name
 
     def _geometry(self, key: str, what: str, value, where: str):
@@ -437,6 +440,22 @@ class ModelBuilder(ForceElements, JointPrimitives):
                 raise ValueError(f"{where}: parameter {key!r} is not finite: {value!r}")
             self._values[f"{name}.{key}"] = arr
         return tuple(params)
+
+
+def _chosen(etype, components, where: str, dim: int) -> tuple[str, ...]:
+    """A joint's components: its kind's, or for the general joint the ones given (a
+    non-empty subset of `etype.choose`, in its order)."""
+    if not etype.choose:
+        if components is not None:
+            raise ValueError(f"{where}: a {etype.kind} joint's components are fixed by its kind; "
+                             "leave components out (the general joint takes them)")
+        return etype.components(dim)
+    given = (components,) if isinstance(components, str) else tuple(components or ())
+    bad = [c for c in given if c not in etype.choose]
+    if not given or bad or len(set(given)) != len(given):
+        raise ValueError(f"{where}: components must name each kept row once, from "
+                         f"{', '.join(etype.choose)} (at least one); got {components!r}")
+    return tuple(c for c in etype.choose if c in given)
 
 
 def check_closed(model: Model, q, tol: float = 1e-8) -> None:

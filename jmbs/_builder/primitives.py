@@ -47,3 +47,13 @@ class JointPrimitives:
         along `axis` (fixed in body i) and turns freely. Component `Fn` (normal to the
         slot); 2 relative dof."""
         return self.add_joint("pin_in_slot", name, body_i, body_j, point=point, axis=axis)
+
+    def add_general_joint(self, name: str, body_i, body_j, point, components, axes=None) -> str:
+        """Any subset of a frame joint's rows: `components` (e.g. `("Fx", "Fz", "Mx", "My")`,
+        a revolute about z whose pin slides in a slot along y) from `Fx, Fy, Fz` (the
+        joint-point separation) and `Mx, My, Mz` (the orientation lock) in the joint
+        frame `(x, y, x × y)` of `axes` (two perpendicular directions fixed in body i;
+        default the global axes). `Mx`, `My` keep the `z` axes aligned, `Mz` locks the
+        rotation about z. Spatial only; 6 − len(components) relative dof."""
+        return self.add_joint("general", name, body_i, body_j, components=components, point=point,
+                              axes=axes)

@@ -25,6 +25,7 @@ from .drivers import (
     SpatialAngleDriver,
     SpatialSlideDriver,
 )
+from .general import FRAME_COMPONENTS, SpatialGeneral
 from .pin_in_slot import PinInSlot
 from .planar import KnifeEdge, PlanarPrismatic, PlanarRevolute, PlanarWeld
 from .primitives import Inline, Inplane, Orientation, ParallelAxes, Perpendicular, SpatialPlanar
@@ -88,6 +89,9 @@ class ElementType:
     - `drivable`: per dimension, the coordinates a driver can prescribe on this
       joint (the first is the default) and the driver group class of each.
     - `file_type`: its `type:` in model files (default `kind`).
+    - `choose`: for a kind whose rows are chosen per element (the general joint), the
+      components one chooses from (`add_joint(..., components=...)`); empty where the
+      class fixes them.
     - `label`, `marker`: the legend text and the Matplotlib marker of figures.
     """
 
@@ -100,14 +104,16 @@ class ElementType:
     bodies: int = 2
     drivable: Mapping[int, Mapping[str, type[AbstractDriver]]] = field(default_factory=dict)
     file_type: str = ""
+    choose: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not self.file_type:
             object.__setattr__(self, "file_type", self.kind)
 
     def components(self, dim: int) -> tuple[str, ...]:
-        """The reaction components of a joint of this kind in `dim` dimensions."""
-        return self.classes[dim].components
+        """The reaction components of a joint of this kind in `dim` dimensions (those
+        one chooses from, for the general joint)."""
+        return self.choose or self.classes[dim].components
 
 
 _POINT = Geometry("point", "point", description="m", unit="m")
@@ -175,6 +181,13 @@ ELEMENT_TYPES: Mapping[str, ElementType] = MappingProxyType({t.kind: t for t in 
     ElementType("planar", "joint", "planar", "d", {3: SpatialPlanar}, (_POINT, _NORMAL)),
     ElementType("pin_in_slot", "joint", "pin in slot", "^", {2: PinInSlot},
                 (_POINT, Geometry("axis", "axis", "i", description="the slot, fixed in body i"))),
+    # Any subset of a frame joint's rows (`general.py`): what `jmbs.advise` proposes where
+    # no joint above keeps exactly the rows a release leaves.
+    ElementType("general", "joint", "general", "*", {3: SpatialGeneral},
+                (_POINT, Geometry("axes", "axes", optional=True,
+                                  description="the joint frame's x and y axes, fixed in body i "
+                                              "(default: the global axes)")),
+                choose=FRAME_COMPONENTS),
     ElementType("driver", "driver", "driver", "D"),
     ElementType("holonomic", "constraint", "user constraint", "*",
                 {2: CustomHolonomic, 3: CustomHolonomic}, file_type="constraint"),

@@ -46,7 +46,7 @@ def cross(a: Array, b: Array) -> Array:
 
 
 # `rotation_lock`'s rows as `sign * (column a of E_j) . (column b of E_i)`.
-_LOCK = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
+LOCK_ROWS = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
 
 
 def rotation_lock(Ei: Array, Ej: Array) -> Array:
@@ -75,8 +75,9 @@ class AbstractFrameJoint(AbstractHolonomic):
     s_j: Array
     E_i: Array  # joint frame in body i, (n, 3, 3)
     E_j: Array  # the same frame in body j (equal to E_i in the reference configuration)
-    position_rows: eqx.AbstractClassVar[tuple[int, ...]]
-    rotation_rows: eqx.AbstractClassVar[tuple[int, ...]]
+    # Class constants of the usual joints; per group for the general joint (`general.py`).
+    position_rows: eqx.AbstractVar[tuple[int, ...]]
+    rotation_rows: eqx.AbstractVar[tuple[int, ...]]
 
     @classmethod
     def derive(cls, specs, ctx):
@@ -118,7 +119,7 @@ class AbstractFrameJoint(AbstractHolonomic):
             zero = jnp.zeros(3)
             rows = [(-Ei[:, k], -cross(ai + d, Ei[:, k]), Ei[:, k], cross(aj, Ei[:, k])) for k in pos]
             for k in rot:
-                sign, a, b = _LOCK[k]
+                sign, a, b = LOCK_ROWS[k]
                 w = sign * cross(Ej[:, a], Ei[:, b])
                 rows.append((zero, -w, zero, w))
             # R = |p|^2 R(p / |p|) (`quat_to_rot`), so omega = R^T omega' / |p|^2 off unit p too.

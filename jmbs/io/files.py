@@ -501,6 +501,8 @@ def _element(spec, p: dict, names: tuple[str, ...]) -> tuple:
         entry.append(("body", bodies[1], None) if etype.bodies == 1 else ("bodies", bodies, None))
         units = {g.name: g.unit for g in etype.geometry}
         entry += [_numbers(key, p[f"{spec.name}.{key}"], units[key]) for key in spec.params]
+        if etype.choose:
+            entry.append(("components", list(spec.components), None))
     own = spec.param_keys if isinstance(spec, DriverSpec | ConstraintSpec) else ()
     if own:
         entry.append(("params", _Table(_numbers(key, p[f"{spec.name}.{key}"]) for key in own), None))

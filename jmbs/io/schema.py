@@ -81,6 +81,9 @@ def _joint_entry(t: ElementType) -> type[_Entry]:
         extra = {"gt": 0} if g.value == "length" else {}
         fields[g.name] = ((annotation, Field(description=g.description, **extra)) if required
                           else (annotation | None, Field(None, description=g.description, **extra)))
+    if t.choose:  # the general joint: the rows it keeps
+        fields["components"] = (list[Literal[t.choose]], Field(
+            description=f"the reaction components it keeps, from {', '.join(t.choose)}"))
     name = "".join(part.capitalize() for part in t.kind.split("_"))
     return create_model(name, __base__=_Entry, __module__=__name__, **fields)
 
