@@ -8,8 +8,8 @@ Each benchmark writes its full results with `--json` to `benchmarks/results/<nam
 number with an HTML comment, `<!-- headline:ID -->1.1x`, and `tests/test_headlines.py`
 fails when a marked number differs from `headlines.json` (or names an ID it does not
 have). So a rerun that changes a number makes the test fail until the pages say the new
-number. Only the Andrews benchmark is wired in so far (issue 35, item 3: the others'
-headlines are still quoted by hand).
+number. Wired in so far: Andrews' squeezer and the Bricard against Exudyn (issue 35,
+item 3: the other pages' figures are still quoted by hand).
 """
 
 import argparse
@@ -22,14 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 HEADLINES = ROOT / "benchmarks" / "headlines.json"
-BENCHMARKS = {"andrews": ["benchmarks/bench_andrews.py"]}
+# The command of each benchmark, and its option for the number of timed repetitions.
+BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
+              "bricard": (["benchmarks/bench_dynamics.py", "--variants", "base"], "--reps")}
 
 
 def run(name: str, rounds: int) -> None:
     RESULTS.mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's jmbs, whatever is installed
-    cmd = [sys.executable, *BENCHMARKS[name], "--rounds", str(rounds), "--json",
-           str(RESULTS / f"{name}.json")]
+    command, repeat = BENCHMARKS[name]
+    cmd = [sys.executable, *command, repeat, str(rounds), "--json", str(RESULTS / f"{name}.json")]
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
 
 
@@ -52,11 +54,20 @@ def _andrews(res: dict) -> dict:
     return out
 
 
+def _bricard(res: dict) -> dict:
+    h = res.get("headline")
+    if not h:
+        return {}
+    return {"bricard.exudyn.repeat_ratio": round(h["repeat_ratio"], 1),
+            "bricard.exudyn.one_off_ratio": round(h["one_off_ratio"], 2)}
+
+
 def headlines() -> dict:
     out = {}
-    path = RESULTS / "andrews.json"
-    if path.exists():
-        out.update(_andrews(json.loads(path.read_text())))
+    for name, pick in (("andrews", _andrews), ("bricard", _bricard)):
+        path = RESULTS / f"{name}.json"
+        if path.exists():
+            out.update(pick(json.loads(path.read_text())))
     return out
 
 

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import format_table, run, save_figure, write_outputs  # noqa: E402
 
 MODELS = ("parallelogram", "bricard", "gripper", "gripper_overactuated", "spatial_parallelogram",
-          "mobile_robot", "redundant_manipulator", "redundant_manipulator_overactuated", "mjcf:four_bar")
+          "mobile_robot", "four_wheeled_robot", "redundant_manipulator", "redundant_manipulator_overactuated",
+          "mjcf:four_bar")
 SHORT = ("parallelogram", "gripper", "mjcf:four_bar")
 T1, DT = 0.2, 2e-3
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._joints.base import DriverSpec, JointSpec
 from .._joints.registry import ELEMENT_TYPES
+from .._joints.spatial import AbstractFrameJoint
 from .._model import Model
 
 ROTATIONAL = ("Mx", "My", "Mz", "M")
@@ -152,16 +153,14 @@ def _spatial_options(spec: JointSpec, params: dict, point) -> list[Option]:
             for kind, geometry, note, pref in fits:
                 sub = Substitution(spec.name, spec.kind, kind, geometry, note=note)
                 out.append(Option(released, sub, pref))
-            if not fits:
+            if not fits and issubclass(ELEMENT_TYPES[spec.kind].classes[3], AbstractFrameJoint):
                 out.append(_general(spec, comps, released, E, point))
     return out
 
 
 def _general(spec: JointSpec, comps, released, E: np.ndarray, point) -> Option:
-    """Where no element keeps exactly these rows: a general joint that keeps them in the
-    joint's own frame (its rows are the frame joints' rows, so it is the same joint
-    less the released components wherever the two share a row's definition, which
-    `jmbs.advise` checks on the applied model)."""
+    """Where no joint of the table keeps exactly these rows of a frame joint: a general
+    joint keeping them, in the joint's own frame (the same rows, by definition)."""
     kept = tuple(c for c in comps if c not in released)
     note = (f" keeping {', '.join(kept)} in the frame x = {_axis_name(E[:, 0])}, "
             f"y = {_axis_name(E[:, 1])}")

@@ -378,9 +378,9 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
             f"{r} at {int(rows.regular.sum())} configurations along the motion and checked on the "
             "applied model.")
     if not out:
-        said = (f"p = {p}: no catalogued substitution releases exactly {p} components without "
-                "changing the motion; release components of a user constraint by hand, or of a planar "
-                "joint by a user constraint.")
+        said = (f"p = {p}: no substitution from the element table (nor a general joint) releases "
+                f"exactly {p} components without changing the motion; release them by hand (a user "
+                "constraint, jmbs.ModelBuilder.add_constraint, keeps the rows you choose).")
     return Advice(out, at + said, p, generic)
 
 
