@@ -378,8 +378,8 @@ def summary(res):
         res["headline"] = {"repeat_ratio": ex["wall_s"] / base["wall_s"], "one_off_ratio": once_e / once_j,
                            "one_off_jmbs_s": once_j, "one_off_exudyn_s": once_e}
         log(f"Exudyn (fastest, rho {ex['rho']}) / jmbs default: repeat call "
-            f"{ex['wall_s'] / base['wall_s']:.2f}x; one-off {once_e / once_j:.2f}x (jmbs import + build + first call {once_j:.1f} s, Exudyn "
-            f"import + build + solve {once_e:.2f} s); > 1: jmbs faster")
+            f"{ex['wall_s'] / base['wall_s']:.2f}x; one-off {once_e / once_j:.2f}x (jmbs import + build + "
+            f"first call {once_j:.1f} s, Exudyn import + build + solve {once_e:.2f} s); > 1: jmbs faster")
     log("Targets: jmbs wall <= Exudyn's (Exudyn/this >= 1); compile < 10 s; batch throughput >= 5x.")
 
 
