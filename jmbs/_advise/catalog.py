@@ -22,9 +22,11 @@ from .._joints.spatial import AbstractFrameJoint
 from .._model import Model
 
 ROTATIONAL = ("Mx", "My", "Mz", "M")
-# A general joint is the last resort (harder to build than a catalogued joint): its cost
-# in `jmbs.advise`, on top of the release's.
-GENERAL_PREFERENCE = 4.0
+# A general joint is the last resort (harder to build than a joint of the table): the
+# search tries joints of the table first (`jmbs.advise`), and a release with a general
+# joint costs this much more, more than touching one more joint and releasing a force
+# there, so that it ranks after the releases made of table joints.
+GENERAL_PREFERENCE = 15.0
 
 
 @dataclass(frozen=True)

@@ -359,7 +359,13 @@ def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> 
     for name in model.element_names:
         opts = options(model, name, points, driven, forced)
         cands[name] = sorted(opts, key=lambda o: (-len(o.released), _cost([(name, o)], points)[0]))
-    found = _search(rows, cands, r, p, max(4 * n, 24))
+    # Joints of the table first; general joints only to fill up where those are too few.
+    limit = max(4 * n, 24)
+    table = {k: [o for o in v if o.substitution.kind != "general"] for k, v in cands.items()}
+    found = _search(rows, table, r, p, limit)
+    if len(found) < limit:
+        found += [ch for ch in _search(rows, cands, r, p, limit)
+                  if any(o.substitution.kind == "general" for _, o in ch)][:limit - len(found)]
     ranked = sorted(found, key=lambda ch: _cost(ch, points)[0])
     ref = _reference(model, jnp.asarray(q), t)
     out = []
