@@ -58,8 +58,8 @@ report = jmbs.solvability(bricard)
 print(report)
 
 # %% [markdown]
-# Every bending moment (`Mx`, `My`) and every axial force (`Fz`) is `N`: they carry the
-# self-stress that the one redundant row allows. The advisor looks for exactly `p = 1`
+# Every component of every joint is `N`: the self-stress that the one redundant row
+# allows runs through the whole loop. The advisor looks for exactly `p = 1`
 # component whose removal keeps the rank of `C` at several configurations along the
 # motion, and expresses it as a joint of the element table:
 
