@@ -18,10 +18,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._bodies import point, rotate
 from .._rotations import frame_from_two_axes
-from .base import ElementSpec, local_frames, local_points, unit_wrenches
-from .spatial import LOCK_ROWS, AbstractFrameJoint, cross
+from .base import ElementSpec, local_frames, local_points
+from .spatial import AbstractFrameJoint
 
 FRAME_COMPONENTS = ("Fx", "Fy", "Fz", "Mx", "My", "Mz")
 
@@ -57,17 +56,3 @@ class SpatialGeneral(AbstractFrameJoint):
                    local_points(ctx, specs, 0, P), local_points(ctx, specs, 1, P),
                    local_frames(ctx, specs, 0, E), local_frames(ctx, specs, 1, E), comps,
                    *rows_of(comps))
-
-    def wrenches(self, qs, t):
-        """A rotation row's moment is its rate's axis, `+-(a_j x b_i)` (`LOCK_ROWS`): the
-        frame's axis only where the two frames coincide, which a partial lock need not
-        keep (e.g. `Mz` alone lets `z_j` tilt)."""
-        P = jax.vmap(point)(qs[:, 1], self.s_j)
-        Ei = jax.vmap(rotate)(qs[:, 0], self.E_i)
-        Ej = jax.vmap(rotate)(qs[:, 1], self.E_j)
-        moments = []
-        for k in self.rotation_rows:
-            sign, a, b = LOCK_ROWS[k]
-            moments.append(sign * jax.vmap(cross)(Ej[:, :, a], Ei[:, :, b]))
-        return unit_wrenches(P, [(Ei[:, :, k], None) for k in self.position_rows]
-                             + [(None, m) for m in moments])

@@ -46,7 +46,16 @@ def cross(a: Array, b: Array) -> Array:
 
 
 # `rotation_lock`'s rows as `sign * (column a of E_j) . (column b of E_i)`.
-LOCK_ROWS = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
+_LOCK = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
+
+
+def lock_axis(Ei: Array, Ej: Array, k: int) -> Array:
+    """The axis of rotation row `k`'s rate, `+-(a_j x b_i)` (`_LOCK`): the row's rate is
+    `(omega_j - omega_i) . axis`, and a unit multiplier is a moment about it. It is axis `k`
+    of the joint frame where the two bodies' frames coincide, not where a partial lock
+    (a general joint keeping `Mz` alone) lets them part."""
+    sign, a, b = _LOCK[k]
+    return sign * cross(Ej[:, a], Ei[:, b])
 
 
 def rotation_lock(Ei: Array, Ej: Array) -> Array:
@@ -119,8 +128,7 @@ class AbstractFrameJoint(AbstractHolonomic):
             zero = jnp.zeros(3)
             rows = [(-Ei[:, k], -cross(ai + d, Ei[:, k]), Ei[:, k], cross(aj, Ei[:, k])) for k in pos]
             for k in rot:
-                sign, a, b = LOCK_ROWS[k]
-                w = sign * cross(Ej[:, a], Ei[:, b])
+                w = lock_axis(Ei, Ej, k)
                 rows.append((zero, -w, zero, w))
             # R = |p|^2 R(p / |p|) (`quat_to_rot`), so omega = R^T omega' / |p|^2 off unit p too.
             Ti, Tj = (R[b].T / dot(q[b, 3:], q[b, 3:]) for b in (0, 1))
@@ -132,9 +140,11 @@ class AbstractFrameJoint(AbstractHolonomic):
 
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
-        E = jax.vmap(rotate)(qs[:, 0], self.E_i)  # current joint frames, (n, 3, 3)
-        return unit_wrenches(P, [(E[:, :, k], None) for k in self.position_rows]
-                             + [(None, E[:, :, k]) for k in self.rotation_rows])
+        Ei = jax.vmap(rotate)(qs[:, 0], self.E_i)  # current joint frames, (n, 3, 3)
+        Ej = jax.vmap(rotate)(qs[:, 1], self.E_j)
+        return unit_wrenches(P, [(Ei[:, :, k], None) for k in self.position_rows]
+                             + [(None, jax.vmap(lock_axis, (0, 0, None))(Ei, Ej, k))
+                                for k in self.rotation_rows])
 
 
 def frame_components(position_rows, rotation_rows) -> tuple[str, ...]:
