@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._rotations import quat_exp, quat_multiply, quat_rate_matrix, quat_to_rot, rot2, rot_to_quat
+from ._rotations import PERP2, quat_exp, quat_multiply, quat_rate_matrix, quat_to_rot, rot2, rot_to_quat
 
 NQ = {2: 3, 3: 7}
 NV = {2: 3, 3: 6}
@@ -59,8 +59,7 @@ def rotate(q: Float[Array, " nq_b"], x: Array) -> Array:
     constraint-term programs").
     """
     if _planar(q):
-        c, s = jnp.cos(q[2]), jnp.sin(q[2])
-        return jnp.stack([c * x[0] - s * x[1], s * x[0] + c * x[1]])
+        return jnp.cos(q[2]) * x + jnp.sin(q[2]) * (PERP2 @ x)
     return matvec(quat_to_rot(q[3:7]), x)
 
 

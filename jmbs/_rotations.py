@@ -30,15 +30,20 @@ def _quaternion_tensors() -> tuple[np.ndarray, np.ndarray]:
 _ROT, _RATE = _quaternion_tensors()
 
 
+# The planar rotation by +90 degrees. Rotations are written as products with it (and
+# the identity) rather than componentwise: the constraint terms differentiate them
+# twice, and whole-array products keep those programs small (see `quat_to_rot`).
+PERP2 = np.array([[0.0, -1.0], [1.0, 0.0]])
+
+
 def rot2(phi: Float[Array, ""]) -> Float[Array, "2 2"]:
     """Planar rotation matrix of angle `phi` (body -> global)."""
-    c, s = jnp.cos(phi), jnp.sin(phi)
-    return jnp.array([[c, -s], [s, c]])
+    return jnp.cos(phi) * np.eye(2) + jnp.sin(phi) * PERP2
 
 
 def perp2(x: Float[Array, "... 2"]) -> Float[Array, "... 2"]:
     """Rotate planar vectors by +90 degrees: (x, y) -> (-y, x)."""
-    return jnp.stack([-x[..., 1], x[..., 0]], axis=-1)
+    return x @ PERP2.T
 
 
 def quat_to_rot(p: Float[Array, "4"]) -> Float[Array, "3 3"]:

@@ -12,6 +12,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array
 
 from .._bodies import dot, matvec, point, position, rotate, rotation
@@ -40,9 +41,18 @@ def rotations(q: Array) -> tuple[Array, Array]:
     return rotation(q[0]), rotation(q[1])
 
 
+# Levi-Civita's tensor as a (9, 3) matrix: `(a b^T).ravel() @ _EPS = a x b`.
+_EPS = np.zeros((3, 3, 3))
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _EPS[_j, _k, _i], _EPS[_k, _j, _i] = 1.0, -1.0
+_EPS = _EPS.reshape(9, 3)
+
+
 def cross(a: Array, b: Array) -> Array:
-    """`a x b` of two 3-vectors, elementwise (see `matvec`)."""
-    return jnp.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+    """`a x b` of two 3-vectors, as one product with a constant matrix: the constraint
+    terms differentiate it twice, and the product keeps their programs a fifth of the
+    size of the componentwise formula's (see `quat_to_rot`)."""
+    return (a[:, None] * b[None, :]).reshape(9) @ _EPS
 
 
 # `rotation_lock`'s rows as `sign * (column a of E_j) . (column b of E_i)`.
