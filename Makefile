@@ -14,7 +14,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test experiments lint bench docs clean
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it, or run make PYTHON=/path/to/python3.12"; exit 1; }
@@ -38,6 +38,10 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist worksteal tests
+
+# The experiments/ scripts end to end in their short modes (tests/test_experiments.py).
+experiments: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m experiment tests
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
