@@ -1,6 +1,14 @@
-"""The `jmbs` command line, run as a user runs it (`python -m jmbs.cli`), checked
-against the Python API; and the README example."""
+"""The `jmbs` command line checked against the Python API; and the README example.
 
+Most commands run in the test's process through `jmbs.cli.main` (what the `jmbs`
+script calls: the same parsing, output, error lines and exit codes), so that they
+share the worker's compiled programs; the tests marked "as a user runs it" start
+`python -m jmbs.cli` in a process of its own (the entry point, the tracebacks of
+--debug, the cache on disk)."""
+
+import contextlib
+import dataclasses
+import io
 import json
 import math
 import os
@@ -13,10 +21,26 @@ import pytest
 from typer.testing import CliRunner
 
 import jmbs
-from jmbs.cli import app
+from jmbs.cli import app, main
 
 
-def run(*args, cwd) -> subprocess.CompletedProcess:
+@dataclasses.dataclass
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(*args, cwd) -> Completed:
+    """`jmbs ARGS` in `cwd`, in this process (`jmbs.cli.main`)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return Completed(code, out.getvalue(), err.getvalue())
+
+
+def run_process(*args, cwd) -> subprocess.CompletedProcess:
+    """`python -m jmbs.cli ARGS` in a process of its own, as a user runs it."""
     # The command shares the tests' persistent compilation cache (tests/conftest.py).
     cache = jax.config.jax_compilation_cache_dir
     env = os.environ | ({"JAX_COMPILATION_CACHE_DIR": cache,
@@ -47,7 +71,7 @@ def parallelogram_file(tmp_path_factory):
 
 
 def test_help_of_every_command(tmp_path):
-    out = run("--help", cwd=tmp_path)
+    out = run_process("--help", cwd=tmp_path)  # as a user runs it
     assert out.returncode == 0
     for command in ("analyze", "simulate", "sweep", "demo", "models"):
         assert command in out.stdout
@@ -172,7 +196,8 @@ def test_simulate_writes_matching_npz_and_csv(tmp_path):
 def test_errors_are_one_line_with_an_exit_code(args, code, expected, tmp_path):
     (tmp_path / "bad.yaml").write_text("dim: 2\nbodies: [\n")
     (tmp_path / "short.txt").write_text("1, 2, 3\n")
-    out = run(*args, cwd=tmp_path)
+    # --debug's traceback as a user sees it; the other errors from main in-process
+    out = (run_process if "--debug" in args else run)(*args, cwd=tmp_path)
     assert out.returncode == code, out.stderr
     assert ("Traceback" in out.stderr) == ("--debug" in args)
     lines = out.stderr.strip().splitlines()
@@ -186,7 +211,8 @@ def test_errors_are_one_line_with_an_exit_code(args, code, expected, tmp_path):
 
 def test_function_references_need_trusted(tmp_path):
     """A model file naming `module:function` is refused without --trusted (the module's
-    top-level code does not run) and analysed with it."""
+    top-level code does not run) and analysed with it; as a user runs it (the model's
+    directory is on the path of `python -m`)."""
     marker = tmp_path / "imported.txt"
     (tmp_path / "my_motions.py").write_text(
         f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n"
@@ -195,9 +221,9 @@ def test_function_references_need_trusted(tmp_path):
         "dim: 2\nbodies:\n  a: {mass: 1.0, inertia: 1.0, position: [0.5, 0]}\nelements:\n"
         "  J: {type: revolute, bodies: [ground, a], point: [0, 0]}\n"
         "  d: {type: driver, joint: J, motion: 'my_motions:spin'}\n")
-    out = run("analyze", "m.yaml", cwd=tmp_path)
+    out = run_process("analyze", "m.yaml", cwd=tmp_path)
     assert out.returncode == 3 and "--trusted" in out.stderr and not marker.exists(), out.stderr
-    out = run("analyze", "m.yaml", "--trusted", "--json", cwd=tmp_path)
+    out = run_process("analyze", "m.yaml", "--trusted", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert marker.exists() and json.loads(out.stdout)["dof"] == 0
 
