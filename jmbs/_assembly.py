@@ -19,6 +19,7 @@ from ._custom_types import Scalar
 from ._forces.base import LoadInputs
 from ._linalg import inverse3, structured
 from ._model import Model
+from ._rotations import cross
 
 
 def jitted(fn):
@@ -286,7 +287,7 @@ def _inertial_forces(model: Model, v: Array) -> Array:
     if d == 2:
         return jnp.concatenate([f, jnp.zeros((nb, 1))], axis=1).ravel()
     w = v.reshape(nb, 6)[:, 3:]
-    gyro = -jnp.cross(w, jnp.einsum("nij,nj->ni", model.inertia, w))
+    gyro = -cross(w, jnp.einsum("nij,nj->ni", model.inertia, w))
     return jnp.concatenate([f, gyro], axis=1).ravel()
 
 

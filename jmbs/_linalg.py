@@ -23,6 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Int
 
+from ._rotations import cross
+
 # Rank of `C` (or of a related matrix) at a configuration on the constraints:
 # singular values below RANK_RTOL * sigma_max count as zero. Redundant rows there
 # give singular values at rounding level (1e-16 relative), independent ones stay
@@ -151,8 +153,8 @@ def inverse3(J: Float[Array, "3 3"]) -> Float[Array, "3 3"]:
     XLA inlines into the surrounding program (vmapped over bodies), where a
     LAPACK `getrf`/`getri` pair is a custom call per batch with its own
     dispatch and pivoting."""
-    adj = jnp.stack([jnp.cross(J[1], J[2]), jnp.cross(J[2], J[0]), jnp.cross(J[0], J[1])], axis=1)
-    return adj / jnp.dot(J[0], jnp.cross(J[1], J[2]))
+    adj = cross(J[np.array([1, 2, 0])], J[np.array([2, 0, 1])]).T  # column i: row i+1 x row i+2
+    return adj / jnp.dot(J[0], adj[:, 0])
 
 
 def top_mask(n: int, rank: int | None) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 from jaxtyping import Array
 
 from .._bodies import dot, matvec, point, position, rotate, rotation
-from .._rotations import frame_from_axis, frame_from_two_axes
+from .._rotations import cross, frame_from_axis, frame_from_two_axes
 from .base import AbstractHolonomic, DeriveContext, local_frames, local_points, unit_wrenches
 
 
@@ -41,20 +41,6 @@ def rotations(q: Array) -> tuple[Array, Array]:
     return rotation(q[0]), rotation(q[1])
 
 
-# Levi-Civita's tensor as a (9, 3) matrix: `(a b^T).ravel() @ _EPS = a x b`.
-_EPS = np.zeros((3, 3, 3))
-for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    _EPS[_j, _k, _i], _EPS[_k, _j, _i] = 1.0, -1.0
-_EPS = _EPS.reshape(9, 3)
-
-
-def cross(a: Array, b: Array) -> Array:
-    """`a x b` of two 3-vectors, as one product with a constant matrix: the constraint
-    terms differentiate it twice, and the product keeps their programs a fifth of the
-    size of the componentwise formula's (see `quat_to_rot`)."""
-    return (a[:, None] * b[None, :]).reshape(9) @ _EPS
-
-
 # `rotation_lock`'s rows as `sign * (column a of E_j) . (column b of E_i)`.
 _LOCK = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
 
@@ -77,7 +63,8 @@ def rotation_lock(Ei: Array, Ej: Array) -> Array:
     velocity are `+x`, `+y` of body i's frame on the constraint manifold; the
     third, `+z`, locks the rotation about `z`.
     """
-    return jnp.stack([-dot(Ej[:, 2], Ei[:, 1]), dot(Ej[:, 2], Ei[:, 0]), dot(Ej[:, 0], Ei[:, 1])])
+    sign, a, b = (np.array(x) for x in zip(*_LOCK))
+    return sign * jnp.sum(Ej[:, a] * Ei[:, b], axis=0)
 
 
 class AbstractFrameJoint(AbstractHolonomic):
