@@ -43,6 +43,7 @@ def rotations(q: Array) -> tuple[Array, Array]:
 
 # `rotation_lock`'s rows as `sign * (column a of E_j) . (column b of E_i)`.
 _LOCK = ((-1.0, 2, 1), (1.0, 2, 0), (1.0, 0, 1))
+_LOCK_SIGN, _LOCK_A, _LOCK_B = (np.array(x) for x in zip(*_LOCK))
 
 
 def lock_axis(Ei: Array, Ej: Array, k: int) -> Array:
@@ -63,8 +64,7 @@ def rotation_lock(Ei: Array, Ej: Array) -> Array:
     velocity are `+x`, `+y` of body i's frame on the constraint manifold; the
     third, `+z`, locks the rotation about `z`.
     """
-    sign, a, b = (np.array(x) for x in zip(*_LOCK))
-    return sign * jnp.sum(Ej[:, a] * Ei[:, b], axis=0)
+    return _LOCK_SIGN * jnp.sum(Ej[:, _LOCK_A] * Ei[:, _LOCK_B], axis=0)
 
 
 class AbstractFrameJoint(AbstractHolonomic):
