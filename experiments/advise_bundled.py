@@ -58,9 +58,10 @@ def compare(model, new) -> dict:
     return {"motion": motion, "all_unique": all_unique, "reactions": worst / big}
 
 
-def main(short: bool = False, out: Path | None = None) -> dict:
+def main(short: bool = False, out: Path | None = None, names: tuple[str, ...] | None = None) -> dict:
+    """`names`: the models to run (default all of `MODELS`, or `SHORT` with `short`)."""
     results, rows = {}, []
-    for name in SHORT if short else MODELS:
+    for name in names or (SHORT if short else MODELS):
         model = load(name)
         start = time.perf_counter()
         advice = jmbs.advise(model, n=1)
