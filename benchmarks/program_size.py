@@ -1,9 +1,11 @@
-"""The size of jmbs's integration program and the first call's compile time, in a fresh
-process: `python benchmarks/program_size.py [MODEL] [--gradient]`.
+"""The size of jmbs's programs and the first call's compile time, in a fresh process:
+`python benchmarks/program_size.py [MODEL] [--gradient]`.
 
-Prints the JAX equations of the program `jmbs.simulate` integrates (sub-programs
-included) by the jmbs function that wrote them, and the first `simulate(MODEL, 2.0)`'s
-seconds of XLA compilation, tracing and lowering (`jax.monitoring`). With `--gradient`:
+Prints the JAX equations of one state's dynamics and reactions (`jmbs.reactions` with a
+prepared formulation: the constraint terms, the solve and the reactions that the
+integration and the saved states evaluate; sub-programs included) by the jmbs function
+that wrote them, and the first `simulate(MODEL, 2.0)`'s seconds of XLA compilation,
+tracing and lowering (`jax.monitoring`). With `--gradient`:
 the first and second `jax.grad` of a block on a spring-damper's final position with
 respect to the stiffness (0.5 s, PID 1e-10), the case of `tests/test_forces.py`.
 """
@@ -23,11 +25,9 @@ totals: collections.Counter = collections.Counter()
 jax.monitoring.register_event_duration_secs_listener(lambda e, d, **k: totals.update({e: d}))
 
 import diffrax  # noqa: E402
-import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import jmbs  # noqa: E402
-import jmbs._simulate.integrate as integrate  # noqa: E402
 
 
 def count(jaxpr, counts) -> None:
@@ -51,21 +51,14 @@ def times() -> str:
 
 def program(name: str) -> None:
     model = getattr(jmbs.examples, name)()
-    captured = {}
-    inner = integrate._integrate
-
-    def spy(*args):
-        captured["args"] = args
-        return inner(*args)
-
     start = time.perf_counter()
-    integrate._integrate = spy
     jax.block_until_ready(jmbs.simulate(model, 2.0).q)
-    integrate._integrate = inner
     print(f"{name}: first simulate {time.perf_counter() - start:.1f} s ({times()})")
+    f = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0)
+    jaxpr = jax.make_jaxpr(lambda q, v: jmbs.reactions(model, q, v, 0.0, f))(model.q0, model.v0)
     counts: collections.Counter = collections.Counter()
-    count(eqx.filter_make_jaxpr(inner)(*captured["args"])[0].jaxpr, counts)
-    print(f"integration program: {sum(counts.values())} equations")
+    count(jaxpr.jaxpr, counts)
+    print(f"one state's dynamics and reactions: {sum(counts.values())} equations")
     for where, n in counts.most_common(12):
         print(f"{n:7d} {where}")
 
