@@ -221,5 +221,5 @@ class SpatialUniversal(AbstractHolonomic):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         E = jax.vmap(rotate)(qs[:, 0], self.E_i)
         # The moment acts about the normal of the cross: axis 1 × the current axis 2.
-        normal = jnp.cross(E[:, :, 0], jax.vmap(rotate)(qs[:, 1], self.y_j))
+        normal = cross(E[:, :, 0], jax.vmap(rotate)(qs[:, 1], self.y_j))
         return unit_wrenches(P, [(E[:, :, k], None) for k in range(3)] + [(None, normal)])

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from .._bodies import body_qdot, position, rotation
+from .._rotations import cross
 from .base import AbstractHolonomic, unit_wrenches
 
 
@@ -61,8 +62,8 @@ class Wheel(AbstractHolonomic):
         a = R @ self.a_j
         w = self.normal - jnp.dot(self.normal, a) * a
         sin = jnp.linalg.norm(w)
-        t = _unit(jnp.cross(a, self.normal))
-        return R, -w / sin, t, jnp.cross(self.normal, t), sin
+        t = _unit(cross(a, self.normal))
+        return R, -w / sin, t, cross(self.normal, t), sin
 
     def phi(self, qs, t):
         def one(el, q):
@@ -76,7 +77,7 @@ class Wheel(AbstractHolonomic):
         """`(n, 2, 6)`: the wheel's velocity rows of `t . v_P` and `s . v_P`."""
         def one(el, q):
             R, d, tt, s, _ = el._frame(q[1])
-            return jnp.stack([jnp.concatenate([e, el.radius * R.T @ jnp.cross(d, e)]) for e in (tt, s)])
+            return jnp.stack([jnp.concatenate([e, el.radius * R.T @ cross(d, e)]) for e in (tt, s)])
 
         return jax.vmap(one)(self, qs)
 
