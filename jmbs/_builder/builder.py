@@ -48,6 +48,8 @@ class ModelBuilder(ForceElements, JointPrimitives):
         self._bodies: list[BodySpec] = []
         self._elements: list[ElementSpec] = []
         self._forces: list = []  # ForceSpec, see `ForceElements`
+        self._taken: dict[str, int | None] = {}  # see `_names`
+        self._named = [0, 0, 0]
         self._values: dict[str, np.ndarray] = {}
         self._values["gravity"] = validate.vector(
             np.zeros(dim) if gravity is None else gravity, dim, "gravity", "model")
@@ -393,7 +395,7 @@ class ModelBuilder(ForceElements, JointPrimitives):
             ["gravity"] + [b.name for b in self._bodies] + [e.name for e in self._elements]
             + [f.name for f in self._forces])}
         keys = sorted(self._values, key=lambda key: owner[key.split(".")[0]])
-        values = {k: jnp.asarray(self._values[k], dtype=float) for k in keys}
+        values = {k: np.asarray(self._values[k], dtype=float) for k in keys}
         forces = self._force_specs(nb)
         model = derive(self.dim, tuple(self._bodies), specs, values, forces)
         self._check_laws(forces, model.q0, model.v0)
@@ -409,20 +411,29 @@ class ModelBuilder(ForceElements, JointPrimitives):
             raise ValueError(f"name {name!r} must be a non-empty string without '.'")
         if name in _RESERVED:
             raise ValueError(f"name {name!r} is reserved; choose another")
-        taken = ({b.name for b in self._bodies} | {e.name for e in self._elements}
-                 | {f.name for f in self._forces})
-        if name in taken:
+        if name in self._names():
             raise ValueError(f"duplicate name {name!r}: bodies and elements need unique names")
 
     def _body(self, body, element: str) -> int:
         name = body.name if isinstance(body, Body) else body
         if name == GROUND:
             return -1
-        names = [b.name for b in self._bodies]
-        if name not in names:
+        index = self._names().get(name)
+        if index is None:
+            names = [b.name for b in self._bodies]
             raise ValueError(f"element {element!r}: " + validate.unknown("body", name, names + [GROUND]) +
                              " (add bodies before the elements that use them)")
-        return names.index(name)
+        return index
+
+    def _names(self) -> dict[str, int | None]:
+        """Every name taken so far -> its body's index (`None` for elements and force
+        elements). The lists only grow: the map takes in their new entries (a builder
+        of thousands of elements checks each name in constant time)."""
+        for k, items in enumerate((self._bodies, self._elements, self._forces)):
+            for index in range(self._named[k], len(items)):
+                self._taken[items[index].name] = index if k == 0 else None
+            self._named[k] = len(items)
+        return self._taken
 
     def _reference_q(self, index: int) -> jnp.ndarray:
         if index < 0:

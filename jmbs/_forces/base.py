@@ -170,8 +170,7 @@ def laws_of(specs) -> tuple[tuple, tuple]:
 def constants(ctx: DeriveContext, specs, key: str, shape: tuple[int, ...]) -> Array:
     """`(n, *shape)` the parameter `key` of every instance (zeros where it has none,
     i.e. where a function gives the law)."""
-    return jnp.stack([jnp.broadcast_to(jnp.asarray(ctx.params[f"{s.name}.{key}"], dtype=float), shape)
-                      if f"{s.name}.{key}" in ctx.params else jnp.zeros(shape) for s in specs])
+    return ctx.params.stack([f"{s.name}.{key}" for s in specs], default=0.0, shape=shape)
 
 
 def joint_coordinate(specs: list[ForceSpec], ctx: DeriveContext):

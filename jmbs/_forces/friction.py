@@ -41,8 +41,7 @@ class JointFriction(AbstractForce):
     @classmethod
     def derive(cls, specs, ctx):
         def get(key, default):
-            return jnp.stack([jnp.asarray(ctx.params.get(f"{s.name}.{key}", default), dtype=float)
-                              for s in specs])
+            return ctx.params.stack([f"{s.name}.{key}" for s in specs], default=default)
 
         return cls(*names_and_bodies(specs), tuple(s.reaction_rows for s in specs),
                    joint_coordinate(specs, ctx), get("coulomb", 0.0), get("viscous", 0.0),

@@ -37,8 +37,7 @@ class SpringDamper(AbstractForce):
     @classmethod
     def derive(cls, specs, ctx):
         def get(key):  # a user law has no linear coefficients
-            return jnp.stack([jnp.asarray(ctx.params.get(f"{s.name}.{key}", 0.0), dtype=float)
-                              for s in specs])
+            return ctx.params.stack([f"{s.name}.{key}" for s in specs], default=0.0)
 
         names, bodies = names_and_bodies(specs)
         return cls(names, bodies, tuple(s.law for s in specs),

@@ -18,6 +18,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._bodies import body_qdot
+from .._params import ParamVector
 
 
 @dataclass(frozen=True)
@@ -72,16 +73,19 @@ class DeriveContext:
 
     `r0` and `R0` are the reference poses of the bodies, ground last:
     `(nb + 1, dim)` and `(nb + 1, dim, dim)`. `params` is the model's full
-    parameter dictionary; `specs` maps every element name to its spec.
+    parameters (`ParamVector`, read like a dictionary); `specs` maps every element name to its spec.
     """
 
-    params: dict[str, Any]
+    params: ParamVector
     r0: Array
     R0: Array
     specs: dict[str, ElementSpec]
 
+    def __post_init__(self):
+        object.__setattr__(self, "params", ParamVector.of(self.params))  # a dict is taken too
+
     def stack(self, specs, key: str) -> Array:
-        return jnp.stack([jnp.asarray(self.params[f"{s.name}.{key}"]) for s in specs])
+        return self.params.stack([f"{s.name}.{key}" for s in specs])
 
     def pose(self, specs, which: int) -> tuple[Array, Array]:
         idx = np.array([s.bodies[which] for s in specs])

@@ -19,6 +19,7 @@ from .._forces.registry import bounded_parameters, force_class
 from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .._joints.registry import group_class
 from .._misc import is_traced
+from .._params import ParamVector
 from .validate import check_motion, numbers, unknown
 
 GROUND = "ground"
@@ -235,13 +236,9 @@ class Model(eqx.Module):
         return jax.jvp(lambda x: point(x, s), (qb,), (qd,))[1]
 
     # ----- design parameters -----
-    def _offsets(self) -> dict[str, tuple[int, tuple[int, ...]]]:
-        """Per parameter key, its offset in `param_vector` and its shape."""
-        out, k = {}, 0
-        for key, shape in self.param_layout:
-            out[key] = (k, shape)
-            k += int(np.prod(shape))
-        return out
+    def _params(self) -> ParamVector:
+        """The parameters as `ParamVector` (one slice per key, one gather per field)."""
+        return ParamVector(self.param_vector, self.param_layout)
 
     def characteristic_lengths(self) -> Float[Array, " nb"]:
         """Per body: the RMS distance from its centre of mass to the points of the
@@ -252,21 +249,19 @@ class Model(eqx.Module):
         positions, then 1. Two gathers from the parameter vector (the index
         arrays are static), so it stays cheap to compile for large models.
         """
-        nb, d = self.n_bodies, self.dim
-        offsets = {key: k for key, (k, _) in self._offsets().items()}
+        nb, params = self.n_bodies, self._params()
         pts, owners = [], []
         for spec in self.element_specs:
             for key, which in (("point", (0, 1)), ("point_i", (0,)), ("point_j", (1,))):
                 if key in spec.params:
                     for w in which:
                         if spec.bodies[w] < nb:
-                            pts.append(offsets[f"{spec.name}.{key}"])
+                            pts.append(f"{spec.name}.{key}")
                             owners.append(spec.bodies[w])
-        body = np.array([offsets[f"{b}.position"] for b in self.body_names])
-        r0 = self.param_vector[body[:, None] + np.arange(d)]
+        r0 = params.stack([f"{b}.position" for b in self.body_names])
         sums, counts = jnp.zeros(nb), np.bincount(np.array(owners, int), minlength=nb)
         if pts:
-            P = self.param_vector[np.array(pts)[:, None] + np.arange(d)]
+            P = params.stack(pts)
             sums = jax.ops.segment_sum(jnp.sum((P - r0[np.array(owners)]) ** 2, axis=1),
                                        np.array(owners), num_segments=nb)
         L = jnp.sqrt(sums / np.maximum(counts, 1))
@@ -278,8 +273,7 @@ class Model(eqx.Module):
 
     def params(self) -> dict[str, Array]:
         """Every value given to the builder, keyed `"<name>.<argument>"` (and `"gravity"`)."""
-        return {key: self.param_vector[k:k + int(np.prod(shape))].reshape(shape)
-                for key, (k, shape) in self._offsets().items()}
+        return dict(self._params().items())
 
     def with_params(self, new: dict[str, Any]) -> "Model":
         """A model with some parameters replaced and everything dependent re-derived.
@@ -293,16 +287,18 @@ class Model(eqx.Module):
         if not isinstance(new, Mapping):
             raise ValueError(f"with_params takes a dict {{'<name>.<argument>': value}}, got "
                              f"{type(new).__name__}")
-        values = self.params()
+        params = self._params()
+        vector = self.param_vector
         for key, value in new.items():
-            if key not in values:
-                raise ValueError(unknown("parameter", key, tuple(values)))
+            if key not in params:
+                raise ValueError(unknown("parameter", key, tuple(params)))
             if not isinstance(value, jax.Array):  # text and booleans are refused, not converted
                 value = numbers(value, f"parameter {key!r}", "with_params",
                                 "a number or an array of numbers")
             value = jnp.asarray(value, dtype=float)
-            if value.shape != values[key].shape:
-                raise ValueError(f"parameter {key!r} has shape {values[key].shape}, "
+            start, shape = params.offsets[key]
+            if value.shape != shape:
+                raise ValueError(f"parameter {key!r} has shape {shape}, "
                                  f"got a value of shape {value.shape}")
             if not is_traced(value):  # values are checked where they are known
                 if not np.all(np.isfinite(value)):
@@ -314,8 +310,10 @@ class Model(eqx.Module):
                 if bound is not None and not bound.admits(value):
                     raise ValueError(f"parameter {key!r} must be {bound.bound.replace('_', '-')}, "
                                      f"got {value}")
-            values[key] = value
-        return derive(self.dim, self.body_specs, self.element_specs, values, self.force_specs)
+            # One slice of the vector per new value (not one input per parameter).
+            vector = vector.at[start:start + value.size].set(value.ravel())
+        return derive(self.dim, self.body_specs, self.element_specs,
+                      ParamVector(vector, self.param_layout), self.force_specs)
 
     def with_motions(self, motions: dict[str, Callable]) -> "Model":
         """A model whose drivers follow new motions: `{driver name: f(t)}`.
@@ -336,41 +334,43 @@ class Model(eqx.Module):
             check_motion(fn, None, f"driver {name!r}")
         specs = tuple(dataclasses.replace(s, motion=motions[s.name], param_keys=())
                       if s.name in motions else s for s in self.element_specs)
-        new = derive(self.dim, self.body_specs, specs, self.params(), self.force_specs)
+        new = derive(self.dim, self.body_specs, specs, self._params(), self.force_specs)
         return eqx.tree_at(lambda m: (m.q0, m.v0), new, (self.q0, self.v0))
 
 
 def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[ElementSpec, ...],
-           values: dict[str, Array], force_specs: tuple[ForceSpec, ...] = ()) -> Model:
+           values: Mapping[str, Array], force_specs: tuple[ForceSpec, ...] = ()) -> Model:
     """The `Model` of these specs and parameter values (traceable in the values).
 
-    Compiled once per structure: the specs and the keys are static (hashable;
-    motion, constraint and force-law functions hash by identity), the values are traced.
+    Compiled once per structure: the specs and the layout are static (hashable;
+    motion, constraint and force-law functions hash by identity), the values go in as
+    one vector. The program reads each field of every body and element of a kind with
+    one gather, so its size follows the element groups, not the model's size.
     """
-    arrays = tuple(jnp.asarray(v, dtype=float) for v in values.values())
+    params = ParamVector.of(values)
     # Concrete values (`build()`): a program that runs once, compiled without LLVM's
-    # optimizations (a 501-body model: 6.6-7.4 s instead of 14.2 s); traced ones (a design
-    # sweep's `with_params`) inline the plain one, which then runs at every call.
-    fn = _derive if is_traced(arrays) else _derive_once
-    return fn(dim, tuple(body_specs), tuple(element_specs), tuple(force_specs), tuple(values), arrays)
+    # optimizations; traced ones (a design sweep's `with_params`) inline the plain one,
+    # which then runs at every call.
+    fn = _derive if is_traced(params.vector) else _derive_once
+    return fn(dim, tuple(body_specs), tuple(element_specs), tuple(force_specs), params.layout,
+              params.vector)
 
 
-# The keys go in as a static tuple rather than as the dict's pytree structure, which
-# would sort them: the parameter layout keeps the order the builder gave.
-def _derive_model(dim: int, body_specs, element_specs, force_specs, keys: tuple[str, ...], arrays) -> Model:
-    values = dict(zip(keys, arrays))
-    nb = len(body_specs)
-    q0, R0, ctx = reference_context(dim, body_specs, element_specs, values)
-    vel = jnp.stack([values[f"{b.name}.velocity"] for b in body_specs]).reshape(nb, dim)
-    omega = jnp.stack([values[f"{b.name}.angular_velocity"] for b in body_specs])
+def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, vector) -> Model:
+    params = ParamVector(vector, layout)
+    q0, R0, ctx = reference_context(dim, body_specs, element_specs, params)
+    names = [b.name for b in body_specs]
+    vel = params.stack([f"{n}.velocity" for n in names])
+    omega = params.stack([f"{n}.angular_velocity" for n in names])
     if dim == 2:
         v0 = jnp.concatenate([vel, omega[:, None]], axis=1)
-        inertia = jnp.stack([values[f"{b.name}.inertia"] for b in body_specs])
+        inertia = params.stack([f"{n}.inertia" for n in names])
     else:
         # The builder takes angular velocities in the global frame; v uses the body frame.
         v0 = jnp.concatenate([vel, jnp.einsum("nji,nj->ni", R0, omega)], axis=1)
-        inertia = jnp.stack([_inertia3(values[f"{b.name}.inertia"]) for b in body_specs])
-    mass = jnp.stack([values[f"{b.name}.mass"] for b in body_specs])
+        inertia = _by_kind([params.offsets[f"{n}.inertia"][1] for n in names], lambda shape, idx: (
+            _inertia3(params.stack([f"{names[k]}.inertia" for k in idx]))))
+    mass = params.stack([f"{n}.mass" for n in names])
 
     by_name = ctx.specs
     # Group the elements by type, in the order the types first appear.
@@ -393,10 +393,8 @@ def _derive_model(dim: int, body_specs, element_specs, force_specs, keys: tuple[
     force_groups = tuple(force_class(dim, specs[0]).derive(specs, ctx) for specs in forces.values())
     # order[i] is the element-order row of stacked row i; invert it for a gather.
     row_order = tuple(int(i) for i in np.argsort(order)) if order != sorted(order) else None
-    layout = tuple((key, tuple(jnp.shape(v))) for key, v in values.items())
-    vector = jnp.concatenate([jnp.ravel(v) for v in values.values()])
     return Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
-                 vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, values["gravity"],
+                 vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, params["gravity"],
                  force_specs, force_groups or None)
 
 
@@ -404,21 +402,38 @@ _derive = jax.jit(_derive_model, static_argnums=(0, 1, 2, 3, 4))
 _derive_once = jax.jit(_derive_model, static_argnums=(0, 1, 2, 3, 4), compiler_options=RUN_ONCE)
 
 
-def reference_context(dim: int, body_specs, element_specs, values: dict[str, Array]
+def _by_kind(kinds: list, fn: Callable[[Any, list[int]], Array]) -> Array:
+    """`fn(kind, indices)` for the bodies of each kind, stacked back in body order."""
+    groups: dict[Any, list[int]] = {}
+    for k, kind in enumerate(kinds):
+        groups.setdefault(kind, []).append(k)
+    if len(groups) == 1:
+        ((kind, idx),) = groups.items()
+        return fn(kind, idx)
+    parts = [fn(kind, idx) for kind, idx in groups.items()]
+    order = np.concatenate([idx for idx in groups.values()])
+    return jnp.concatenate(parts)[np.argsort(order)]
+
+
+def reference_context(dim: int, body_specs, element_specs, values: Mapping[str, Array]
                       ) -> tuple[Array, Array, DeriveContext]:
     """`(q0 (nb, nq_b), R0 (nb, dim, dim), the DeriveContext)` of the reference
     configuration given by the bodies' parameters (traceable)."""
-    q0 = jnp.stack([reference_q(values[f"{b.name}.position"], values[f"{b.name}.{b.orientation}"],
-                                b.orientation) for b in body_specs])
-    # Body by body rather than vmapped: XLA's vectorised loop for a vmap rounds differently
-    # (contracted multiply-adds), and Gauss-Newton paths near singular configurations are
-    # sensitive to the last bit of the geometry (test_bricard_counts); this way the derived
-    # geometry is bitwise what an op-by-op evaluation gives.
-    R0 = jnp.stack([rotation(qb) for qb in q0])
-    ctx = DeriveContext(values, jnp.concatenate([q0[:, :dim], jnp.zeros((1, dim))]),
+    params = ParamVector.of(values)
+    names = [b.name for b in body_specs]
+    position = params.stack([f"{n}.position" for n in names])
+
+    def orientation(kind: str, idx: list[int]) -> Array:
+        o = params.stack([f"{names[k]}.{kind}" for k in idx])
+        return jax.vmap(lambda p, x: reference_q(p, x, kind))(position[np.array(idx)], o)
+
+    q0 = _by_kind([b.orientation for b in body_specs], orientation)
+    R0 = jax.vmap(rotation)(q0)
+    ctx = DeriveContext(params, jnp.concatenate([q0[:, :dim], jnp.zeros((1, dim))]),
                         jnp.concatenate([R0, jnp.eye(dim)[None]]), {s.name: s for s in element_specs})
     return q0, R0, ctx
 
 
 def _inertia3(J: Array) -> Array:
-    return jnp.diag(J) if J.shape == (3,) else J
+    """Inertia tensors `(k, 3, 3)` from principal moments `(k, 3)` or tensors."""
+    return jax.vmap(jnp.diag)(J) if J.shape[1:] == (3,) else J
