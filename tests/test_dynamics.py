@@ -360,3 +360,20 @@ def test_new_gains_tolerances_and_penalties_reuse_the_compiled_programs():
         second = run(2.0).q[-1]
         assert len(traces) == before
         assert np.all(np.isfinite(second)) and not np.array_equal(first, second)
+
+
+def test_the_saved_states_program_compiles_once_beside_the_run(caplog):
+    """The first `simulate` compiles the saved states' program (accelerations, reactions,
+    uniqueness) in a thread while the integration compiles and runs, and then calls that
+    program: it is lowered once, not again by the call (a mismatch of its arguments with
+    the integration's outputs would compile it twice). 37 save times: shapes of its own."""
+    model = pendulum()
+    jax.config.update("jax_log_compiles", True)  # the process's setting: the thread reads it
+    try:
+        with caplog.at_level("WARNING"):
+            sol = jmbs.simulate(model, 0.1, saveat=np.linspace(0.0, 0.1, 37))
+    finally:
+        jax.config.update("jax_log_compiles", False)
+    lowered = [r for r in caplog.records if r.getMessage().startswith("Compiling jit(_solution)")]
+    assert len(lowered) == 1, [r.getMessage()[:80] for r in lowered]
+    assert sol.reactions is not None and np.all(np.isfinite(np.asarray(sol.reactions.forces)))

@@ -6,11 +6,13 @@ jmbs's own (failures are result codes, raised by the caller).
 """
 
 import dataclasses
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array
 
 from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
@@ -172,17 +174,43 @@ def solution(model, formulation, stabilization, method, ts, qs, vs, work, result
     """The saved states as reported (projected, with `Projection`), and their
     accelerations, reactions, violations and energy (compiled apart from the
     integration, so a new solver or time span reuses it)."""
-    args = (model, formulation, stabilization, method, ts, qs, vs, work, result, stats)
-    return (_solution_nested if is_traced(args) else _solution_top)(*args)
+    args = (model, formulation, stabilization, method, ts, qs, vs, work, result)
+    sol = (_solution_nested if is_traced(args) else _solution_top)(*args)
+    return dataclasses.replace(sol, stats=stats)
 
 
-def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result, stats):
+def compile_solution_ahead(model, formulation, stabilization, method, saveat) -> Future | None:
+    """Compile the saved-state program in a thread while the integration compiles and
+    runs (the first call's latency: the two programs are independent until the run
+    ends, and XLA compiles each on one core). Concrete input with save times only;
+    `None` where the shapes are not known before the run. A failure here is left to
+    the call itself, which compiles again and raises it where it belongs."""
+    subs = saveat.subs
+    if not isinstance(subs, diffrax.SubSaveAt) or subs.ts is None or subs.t0 or subs.t1 or subs.steps:
+        return None
+    n = subs.ts.shape[0]
+    shaped = (np.zeros(n), np.zeros((n, model.nq)), np.zeros((n, model.nv)), np.zeros(n),
+              RESULTS.successful)
+
+    def compile_():
+        try:
+            _solution_top.lower(model, formulation, stabilization, method, *shaped).compile()
+        except Exception:  # noqa: BLE001 - reported by the call that follows
+            pass
+
+    return _AHEAD.submit(compile_)
+
+
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jmbs-compile")
+
+
+def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result):
     qs, vs = stabilization.project_saved(model, qs, vs, ts)
     v_dot, reactions, viol, vviol, en = jax.vmap(
         lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
     finite = jnp.all(jnp.isfinite(v_dot)) & jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
     result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
-    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, stats,
+    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, {},
                     model.coordinate_names, model.velocity_names)
 
 

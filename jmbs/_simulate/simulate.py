@@ -24,7 +24,7 @@ from .._stabilization.projection import Projection
 from .._stepper.regularized_euler import RegularizedEuler
 from . import health, options
 from .fixed_step import simulate_fixed_step
-from .integrate import integrate, solution
+from .integrate import compile_solution_ahead, integrate, solution
 from .solution import RESULTS, Solution, failures
 
 # The default stabilization, told apart from one given (a fixed-step solver refuses that).
@@ -158,11 +158,15 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
     check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
 
-    # The run: one program, whatever the input.
+    # The run: one program, whatever the input (the saved states' program compiles beside it).
+    ahead = None if not concrete else compile_solution_ahead(
+        model, prepared, stabilization, method if reactions else None, saveat)
     ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
         None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
         jnp.asarray(initial_tol, float), max_steps)
+    if ahead is not None:
+        ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
                    result, stats)
 
