@@ -5,6 +5,8 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py build   # import, redundant manipulator twice, one body
     python benchmarks/bench_latency.py sim     # import, Bricard: simulate and solvability twice
     python benchmarks/bench_latency.py sim5 [--cache DIR]  # first and second simulate(bricard(), 5.0)
+    python benchmarks/bench_latency.py programs  # the first simulate(bricard(), 5.0)'s programs:
+                                               # tracing, lowering, XLA seconds of each
     python benchmarks/bench_latency.py builds  # every bundled model's build, each in a new process
     python benchmarks/bench_latency.py ops     # the Bricard's constraint terms: HLO operations,
                                                # compile, per evaluation
@@ -71,6 +73,8 @@ def main(what: str) -> dict:
         m = timed(out, "bricard_build", jmbs.examples.bricard)
         timed(out, "bricard_simulate_5s_first", lambda: jmbs.simulate(m, 5.0).q)
         timed(out, "bricard_simulate_5s_second", lambda: jmbs.simulate(m, 5.0).q)
+    elif what == "programs":
+        return programs()
     elif what == "build-one":
         timed(out, "build", lambda: jmbs.examples.ALL[sys.argv[2]]().q0)
     elif what == "builds":
@@ -82,8 +86,42 @@ def main(what: str) -> dict:
     elif what == "ops":
         return ops()
     else:
-        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|builds|ops|ratio [REPS]")
+        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|programs|builds|ops|"
+                         "ratio [REPS]")
     return {k: round(v, 2) for k, v in out.items()}
+
+
+def programs() -> dict:
+    """Build and first `simulate(bricard(), 5.0)`: per compiled program (JAX's compile log),
+    the seconds of tracing, lowering to MLIR and XLA compilation. Programs compiled in a
+    thread (the saved states') overlap the integration's: their seconds add to the
+    table, not to the wall time."""
+    import logging
+    import re
+
+    seconds: dict = {}
+    pattern = re.compile(r"Finished (tracing|jaxpr to MLIR module conversion|XLA compilation) "
+                         r"(?:of )?(?:jit\()?([^ )]+)\)? .*in ([0-9.]+) sec")
+
+    class Log(logging.Handler):
+        def emit(self, record):
+            found = pattern.match(record.getMessage())
+            if found:
+                stage, name, sec = found.groups()
+                stage = {"tracing": "trace", "XLA compilation": "xla"}.get(stage, "lower")
+                seconds.setdefault(name, {"trace": 0.0, "lower": 0.0, "xla": 0.0})[stage] += float(sec)
+
+    logging.getLogger("jax").addHandler(Log())
+    logging.getLogger("jax").setLevel(logging.WARNING)
+    jax.config.update("jax_log_compiles", True)
+    out = {"import": T_IMPORT}
+    m = timed(out, "bricard_build", jmbs.examples.bricard)
+    timed(out, "bricard_simulate_5s_first", lambda: jmbs.simulate(m, 5.0).q)
+    out = {k: round(v, 2) for k, v in out.items()}
+    out["programs"] = {name: {k: round(v, 2) for k, v in s.items()}
+                       for name, s in sorted(seconds.items(), key=lambda x: -sum(x[1].values()))
+                       if sum(s.values()) >= 0.05}
+    return out
 
 
 def builds() -> dict:
