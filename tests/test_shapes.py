@@ -28,6 +28,26 @@ def test_dca_decides_as_the_dense_method_on_a_hub_carrying_a_chain(cranks, links
     assert not any(unique[f"O{k}"] or unique[f"B{k}"] for k in range(cranks))
 
 
+@pytest.mark.parametrize("make", [
+    lambda: examples.bar_grid(3, 4), lambda: examples.bar_grid(6, 6),
+    lambda: examples.random_mechanism(3, 2, n_bodies=40, n_loops=6, n_drivers=0)],
+                         ids=["grid 3x4", "grid 6x6", "random 40 bodies, 6 loops"])
+def test_dca_decides_as_the_dense_method_on_grids_and_random_loops(make):
+    """Shapes with many loops: a lattice of pinned rods (every cell a loop; rank = its
+    `6 rows cols + 2 rows` rows, `rows` degrees of freedom, by Gruebler's count with
+    independent rows) and a random tree closed by random loops. The DCA and the dense
+    null-space method make the same decisions with a clear margin."""
+    model = make()
+    dca, dense = (jmbs.solvability(model, method="dca"), jmbs.solvability(model, method="nullspace"))
+    assert dca.rank == dense.rank
+    if model.element_names[0] == "O0":  # the grid
+        rows = sum(name.startswith("v0_") for name in model.body_names)
+        assert dca.rank == model.nc and model.nv - dca.rank == rows
+    np.testing.assert_array_equal(dca.decisions.unique, dense.decisions.unique)
+    np.testing.assert_array_equal(dca.decisions.component_unique, dense.decisions.component_unique)
+    assert min(dca.rank_margin, dense.rank_margin) > 4.0
+
+
 def test_the_defaults_leave_the_tree_where_a_hub_makes_it_dearer_than_the_dense_method():
     """From STRUCTURED_MIN_NV coordinates on the defaults use the tree, unless its plan's
     estimated cost exceeds a dense factorization's: a coupler on 100 cranks carrying a

@@ -27,3 +27,37 @@ def crank_ladder(cranks: int = 300, links: int = 200) -> Model:
         b.add_revolute(f"L{j}", prev, link, point=top)
         prev, top = link, top + (0.0, -0.5)
     return b.build()
+
+
+def bar_grid(rows: int = 10, cols: int = 10, jitter: float = 0.1, seed: int = 0) -> Model:
+    """A grid of loops: the nodes of a `rows` x `cols` lattice of cells (1 m apart, each
+    moved by up to `jitter` m at random so that no bars are parallel), one rod along each
+    edge above the ground row, the rods meeting at a node pinned to the first of them, the
+    bottom row's vertical rods pinned to the ground. `2 rows cols + rows` bodies and
+    `3 rows cols + rows` revolutes; every cell is a four-bar loop (a graph with many loops
+    and separators of about `sqrt(bodies)`); p = 0 and `rows` degrees of freedom (each row
+    of cells shears)."""
+    if rows < 1 or cols < 1:
+        raise ValueError(f"bar_grid needs rows >= 1 and cols >= 1; got {rows}, {cols}")
+    rng = np.random.default_rng(seed)
+    node = {(i, j): np.array([i, j], float) + (rng.uniform(-jitter, jitter, 2) if j else 0.0)
+            for i in range(cols + 1) for j in range(rows + 1)}
+    b = ModelBuilder(dim=2, gravity=(0.0, -G))
+    at: dict[tuple[int, int], list[str]] = {n: [] for n in node}
+    for j in range(rows + 1):
+        for i in range(cols + 1):
+            if j < rows:
+                rod = planar_rod(b, f"v{i}_{j}", node[i, j], node[i, j + 1]).name
+                at[i, j].append(rod)
+                at[i, j + 1].append(rod)
+            if j > 0 and i < cols:
+                rod = planar_rod(b, f"h{i}_{j}", node[i, j], node[i + 1, j]).name
+                at[i, j].append(rod)
+                at[i + 1, j].append(rod)
+    for (i, j), rods in at.items():
+        first = rods[0]
+        if j == 0:
+            b.add_revolute(f"O{i}", b.ground, first, point=node[i, j])
+        for k, rod in enumerate(rods[1:]):
+            b.add_revolute(f"N{i}_{j}_{k}", first, rod, point=node[i, j])
+    return b.build()
