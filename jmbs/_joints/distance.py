@@ -5,6 +5,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array
 
 from .._bodies import dot, point
@@ -31,9 +32,11 @@ class Distance(AbstractHolonomic):
     def derive(cls, specs, ctx):
         Pi = ctx.stack(specs, "point_i")
         Pj = ctx.stack(specs, "point_j")
-        L = jnp.stack([
-            jnp.asarray(ctx.params[f"{s.name}.length"]) if "length" in s.params
-            else jnp.linalg.norm(Pj[k] - Pi[k]) for k, s in enumerate(specs)])
+        # The given length, else the points' reference distance (one gather, one norm).
+        given = np.array(["length" in s.params for s in specs])
+        L = jnp.linalg.norm(Pj - Pi, axis=1)
+        if given.any():
+            L = jnp.where(given, ctx.params.stack([f"{s.name}.length" for s in specs], default=0.0), L)
         return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
                    local_points(ctx, specs, 0, Pi), local_points(ctx, specs, 1, Pj), L)
 
