@@ -21,7 +21,8 @@ basis and the component criteria. Both dense ones run while `nullspace` takes un
 `--dense-limit` seconds, with the same `--repeats` as dca. The first call of each
 (`compile`) is reported apart. Decisions (rank, elements, components; the sized
 baseline: rank and components) are checked equal wherever they run. The exponent is
-the slope of log(time) against log(bodies) between consecutive sizes.
+the slope of log(time) against log(bodies) between consecutive sizes; after each
+mechanism the least-squares slope over the sizes from 161 bodies up is printed.
 """
 
 import argparse
@@ -172,6 +173,13 @@ def main():
                      f"{row['dense_sized_compile']:6.2f} / {row['dense_sized']:8.4f}  "
                      f"{row['same_sized']}  {row['nullspace'] / t_dca:7.1f}  "
                      f"{row['dense_sized'] / t_dca:7.1f}" if "nullspace" in row else "-"), flush=True)
+        for key in ("dca", "dense_sized"):
+            big = [r for r in results if r["model"] == name and r["bodies"] >= 161 and key in r]
+            if len(big) > 1:
+                slope = np.polyfit(np.log([r["bodies"] for r in big]),
+                                   np.log([r[key] for r in big]), 1)[0]
+                print(f"  {key} run ~ bodies^{slope:.2f} (least squares over "
+                      f"{big[0]['bodies']}-{big[-1]['bodies']} bodies)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

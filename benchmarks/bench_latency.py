@@ -10,8 +10,11 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py builds  # every bundled model's build, each in a new process
     python benchmarks/bench_latency.py ops     # the Bricard's constraint terms: HLO operations,
                                                # compile, per evaluation
-    python benchmarks/bench_latency.py ratio [REPS]  # first simulate and first gradient as a
-                                               # ratio to a bare diffrax solve (issue 31)
+    python benchmarks/bench_latency.py ratio [REPS] [--json PATH]  # first simulate and first
+                                               # gradient as a ratio to a bare diffrax
+                                               # solve (issue 31)
+    python benchmarks/bench_latency.py case-sim NAME   # one case of `ratio` in this process:
+    python benchmarks/bench_latency.py case-grad NAME  # its first simulate / first gradient
 
 `ratio`: for the Bricard, the A02 chain (N = 40), Andrews' squeezer and a spatial model
 with force elements, the fresh-process seconds of import + build + first `simulate` (and
@@ -256,4 +259,8 @@ def ops() -> dict:
 if __name__ == "__main__":
     if "--cache" in sys.argv:
         jmbs.enable_compilation_cache(sys.argv[sys.argv.index("--cache") + 1])
-    print(json.dumps(main(sys.argv[1] if len(sys.argv) > 1 else "build")))
+    result = main(sys.argv[1] if len(sys.argv) > 1 else "build")
+    if "--json" in sys.argv:
+        with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
+            json.dump(result, f, indent=1)
+    print(json.dumps(result))

@@ -8,30 +8,43 @@ Each benchmark writes its full results with `--json` to `benchmarks/results/<nam
 number with an HTML comment, `<!-- headline:ID -->1.1x`, and `tests/test_headlines.py`
 fails when a marked number differs from `headlines.json` (or names an ID it does not
 have). So a rerun that changes a number makes the test fail until the pages say the new
-number. Wired in so far: Andrews' squeezer and the Bricard against Exudyn (issue 35,
-item 3: the other pages' figures are still quoted by hand).
+number. `docs/benchmarks.md` opens with a table of these numbers ("Headlines"); its
+sections give the tables each script prints. `--no-run` only rewrites `headlines.json`
+from the results already there.
+
+A full run takes about an hour on the 2-core machine (the latency ratios, fresh
+processes, and the shapes at 1,000 bodies are most of it); `--only NAME ...` reruns some.
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 HEADLINES = ROOT / "benchmarks" / "headlines.json"
 # The command of each benchmark, and its option for the number of timed repetitions.
 BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
-              "bricard": (["benchmarks/bench_dynamics.py", "--variants", "base"], "--reps")}
+              "bricard": (["benchmarks/bench_dynamics.py", "--variants", "base"], "--reps"),
+              "dca": (["benchmarks/bench_dca.py"], "--repeats"),
+              "shapes": (["benchmarks/bench_shapes.py"], "--reps"),
+              "solvability": (["benchmarks/bench_solvability.py", "--wait-idle", "120"], "--rounds"),
+              "latency": (["benchmarks/bench_latency.py", "ratio"], None),
+              "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps")}
 
 
 def run(name: str, rounds: int) -> None:
     RESULTS.mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's jmbs, whatever is installed
     command, repeat = BENCHMARKS[name]
-    cmd = [sys.executable, *command, repeat, str(rounds), "--json", str(RESULTS / f"{name}.json")]
+    reps = [repeat, str(rounds)] if repeat else [str(rounds)]  # an option, or positional
+    cmd = [sys.executable, *command, *reps, "--json", str(RESULTS / f"{name}.json")]
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
 
 
@@ -62,9 +75,120 @@ def _bricard(res: dict) -> dict:
             "bricard.exudyn.one_off_ratio": round(h["one_off_ratio"], 2)}
 
 
+def _slope(rows: list, key: str) -> float:
+    """Least-squares slope of log(row[key]) against log(bodies): the growth exponent."""
+    x = np.log([r["bodies"] for r in rows])
+    return round(float(np.polyfit(x, np.log([r[key] for r in rows]), 1)[0]), 2)
+
+
+def _ratio(x: float) -> float:
+    """A ratio as the pages quote it: two decimals below 10, whole numbers above."""
+    return round(x, 2) if x < 10 else round(x)
+
+
+def _dca(res: list) -> dict:
+    """Per mechanism: the run ratios of the dense baselines to dca at the largest size both
+    ran, dca's run and first call at the largest size, and its growth exponent from 161
+    bodies up."""
+    out = {}
+    for model in ("planar", "spatial"):
+        rows = [r for r in res if r["model"] == model]
+        if not rows:
+            continue
+        top, both = rows[-1], [r for r in rows if "nullspace" in r][-1]
+        tag = f"dca.{model}"
+        out |= {f"{tag}.bodies": top["bodies"], f"{tag}.run_ms": round(1e3 * top["dca"], 1),
+                f"{tag}.compile_s": round(top["dca_compile"], 1),
+                f"{tag}.dense_bodies": both["bodies"],
+                f"{tag}.nullspace_ratio": _ratio(both["nullspace"] / both["dca"]),
+                f"{tag}.sized_ratio": _ratio(both["dense_sized"] / both["dca"]),
+                f"{tag}.sized_one_off_ratio": round((both["dense_sized_compile"] + both["dense_sized"])
+                                                    / (both["dca_compile"] + both["dca"]), 2),
+                f"{tag}.exponent": _slope([r for r in rows if r["bodies"] >= 161], "dca"),
+                f"{tag}.sized_exponent": _slope([r for r in rows if r["bodies"] >= 161
+                                                 and "dense_sized" in r], "dense_sized")}
+    return out
+
+
+def _shapes(res: list) -> dict:
+    """Per shape at its largest size: the default's and the dense method's repeat analysis
+    (ms), their ratio, both first calls (s), and the default's growth exponent."""
+    out = {}
+    for shape in dict.fromkeys(r["shape"] for r in res):
+        rows = [r for r in res if r["shape"] == shape]
+        top, tag = rows[-1], f"shapes.{shape}"
+        out |= {f"{tag}.bodies": top["bodies"], f"{tag}.build_s": round(top["build_s"], 2),
+                f"{tag}.default_ms": round(1e3 * top["default_repeat_s"], 1),
+                f"{tag}.dense_ms": round(1e3 * top["dense_repeat_s"], 1),
+                f"{tag}.dense_ratio": _ratio(top["dense_repeat_s"] / top["default_repeat_s"]),
+                f"{tag}.one_off_ratio": _ratio(top["dense_first_s"] / top["default_first_s"]),
+                f"{tag}.default_first_s": round(top["default_first_s"], 1),
+                f"{tag}.dense_first_s": round(top["dense_first_s"], 1),
+                f"{tag}.exponent": _slope(rows, "default_repeat_s"),
+                f"{tag}.build_max_s": round(max(r["build_s"] for r in rows), 2)}
+    return out
+
+
+def _solvability(res: dict) -> dict:
+    """The sweep of the mobile robot per method, and the N-four-bar's sweeps: the faster
+    SciPy baseline's time over jmbs's, repeat (compiled) and one-off (the whole batch of
+    the run, jmbs's compilation included)."""
+    out, r = {}, res["results"]
+    if "robot" in r:
+        robot, main = r["robot"], r["robot"]["main"]
+        scipy_us = min(main["SciPy batched"]["median_us"], main["SciPy loop"]["median_us"])
+        out["solvability.robot.configs"] = robot["configs"]
+        for method, c in robot["compile"].items():
+            us = main[f"jmbs {method}"]["median_us"]
+            one_off = scipy_us * robot["configs"] / (us * robot["configs"] + 1e6 * c["compile_s"])
+            out |= {f"solvability.robot.{method}.us": round(us, 1),
+                    f"solvability.robot.{method}.repeat_ratio": round(scipy_us / us, 1),
+                    f"solvability.robot.{method}.one_off_ratio": round(one_off, 2)}
+        out["solvability.robot.scipy_us"] = round(scipy_us, 1)
+    if "four_bar" in r:
+        t = r["four_bar"]["times"]
+        scipy_us = min(t["SciPy batched"]["median_us"], t["SciPy loop"]["median_us"])
+        for name, tag in (("jmbs sweep", "qr"), ("jmbs sweep (dca)", "dca"), ("jmbs single", "single")):
+            out[f"solvability.four_bar.{tag}.repeat_ratio"] = round(scipy_us / t[name]["median_us"], 1)
+    return out
+
+
+def _latency(res: dict) -> dict:
+    """Per case: import + build + first simulate (and first gradient) in a fresh process,
+    over a bare diffrax solve (and gradient) of the same size in a fresh process."""
+    return {f"latency.{case}.{kind}.ratio": round(x["ratio"], 1)
+            for case, row in res.items() for kind, x in row.items()}
+
+
+def _stepper(res: dict) -> dict:
+    """Per model and batch: jmbs's steps per second over MuJoCo's (repeat), and the run of
+    the batch with jmbs's compilation included over MuJoCo's (one-off)."""
+    out = {}
+    for r in res["runs"]:
+        tag = f"stepper.{r['model']}.{r['batch']}"
+        one_off = r["mujoco"]["seconds"] / (r["jmbs"]["seconds"] + r["jmbs"]["compile_s"])
+        out |= {f"{tag}.repeat_ratio": _ratio(r["ratio"]), f"{tag}.one_off_ratio": _ratio(one_off)}
+    return out
+
+
+PICKS = {"andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
+         "solvability": _solvability, "latency": _latency, "stepper": _stepper}
+MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+
+
+def pages(data: dict) -> None:
+    """Rewrite every marked number of README.md and docs/*.md from `data`."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text()
+        new = MARK.sub(lambda m: m[1] + (json.dumps(data[m[2]]) if m[2] in data else m[3]), text)
+        if new != text:
+            page.write_text(new)
+            print(f"{page.relative_to(ROOT)}: marked numbers rewritten")
+
+
 def headlines() -> dict:
     out = {}
-    for name, pick in (("andrews", _andrews), ("bricard", _bricard)):
+    for name, pick in PICKS.items():
         path = RESULTS / f"{name}.json"
         if path.exists():
             out.update(pick(json.loads(path.read_text())))
@@ -76,6 +200,9 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=list(BENCHMARKS), choices=list(BENCHMARKS))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-run", action="store_true", help="only rewrite headlines.json")
+    ap.add_argument("--pages", action="store_true",
+                    help="also rewrite the marked numbers of README.md and docs/*.md (then "
+                         "read the prose around them: it may need to follow)")
     args = ap.parse_args()
     if not args.no_run:
         for name in args.only:
@@ -83,6 +210,8 @@ def main() -> None:
     data = headlines()
     HEADLINES.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"{HEADLINES.relative_to(ROOT)}: {len(data)} numbers")
+    if args.pages:
+        pages(data)
 
 
 if __name__ == "__main__":

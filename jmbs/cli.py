@@ -591,7 +591,7 @@ def demo(
     out: Annotated[Path, typer.Option(
         "--out", metavar="DIR", help="Folder of the report.")] = Path("jmbs-demo-report"),
     short: Annotated[bool, typer.Option(
-        "--short", help="Fewer sweep points, a shorter simulation, no GIF (about a minute).")]
+        "--short", help="Fewer sweep points, a shorter simulation, no GIF.")]
     = False,
 ) -> None:
     """The main job: reproduce the papers' central results on the bundled mechanisms.

@@ -162,7 +162,7 @@ def run_demo(out: Path, sections: Sequence[Callable[["Figures", bool], Section]]
       of an earlier run are overwritten).
     - `sections`: the sections, `(figs, short) -> Section`, in report order.
     - `short`: fewer sweep points and a 1 s instead of a 5 s simulation, no GIF
-      (the test suite's mode, about a minute on two cores).
+      (the test suite's mode).
     - `progress`: a progress bar over the sections on stderr.
 
     **Returns:** the path of `report.md`. `results.json` beside it holds every
