@@ -34,7 +34,8 @@ BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
               "bricard": (["benchmarks/bench_dynamics.py", "--variants", "base"], "--reps"),
               "dca": (["benchmarks/bench_dca.py"], "--repeats"),
               "shapes": (["benchmarks/bench_shapes.py"], "--reps"),
-              "solvability": (["benchmarks/bench_solvability.py", "--wait-idle", "120"], "--rounds"),
+              "solvability": (["benchmarks/bench_solvability.py", "--wait-idle", "120", "--blas-threads", "1"],
+                              "--rounds"),
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
               "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps")}
 
@@ -142,14 +143,21 @@ def _solvability(res: dict) -> dict:
             us = main[f"jmbs {method}"]["median_us"]
             one_off = scipy_us * robot["configs"] / (us * robot["configs"] + 1e6 * c["compile_s"])
             out |= {f"solvability.robot.{method}.us": round(us, 1),
+                    f"solvability.robot.{method}.compile_s": round(c["compile_s"], 2),
                     f"solvability.robot.{method}.repeat_ratio": round(scipy_us / us, 1),
                     f"solvability.robot.{method}.one_off_ratio": round(one_off, 2)}
-        out["solvability.robot.scipy_us"] = round(scipy_us, 1)
+        out |= {"solvability.robot.scipy_loop_us": round(main["SciPy loop"]["median_us"], 1),
+                "solvability.robot.scipy_batched_us": round(main["SciPy batched"]["median_us"], 1)}
     if "four_bar" in r:
         t = r["four_bar"]["times"]
         scipy_us = min(t["SciPy batched"]["median_us"], t["SciPy loop"]["median_us"])
-        for name, tag in (("jmbs sweep", "qr"), ("jmbs sweep (dca)", "dca"), ("jmbs single", "single")):
-            out[f"solvability.four_bar.{tag}.repeat_ratio"] = round(scipy_us / t[name]["median_us"], 1)
+        for name, tag in (("jmbs sweep", "qr"), ("jmbs sweep (dca)", "dca"), ("jmbs single", "single"),
+                          ("SciPy loop", "scipy_loop"), ("SciPy batched", "scipy_batched")):
+            out[f"solvability.four_bar.{tag}.ms"] = round(t[name]["median_us"] / 1e3, 2)
+            if tag in ("qr", "dca", "single"):
+                out[f"solvability.four_bar.{tag}.repeat_ratio"] = round(scipy_us / t[name]["median_us"], 1)
+        out |= {f"solvability.four_bar.{k}_first_s": round(v, 1)
+                for k, v in r["four_bar"]["first_call_s"].items()}
     return out
 
 
