@@ -164,8 +164,13 @@ def _solvability(res: dict) -> dict:
 def _latency(res: dict) -> dict:
     """Per case: import + build + first simulate (and first gradient) in a fresh process,
     over a bare diffrax solve (and gradient) of the same size in a fresh process."""
-    return {f"latency.{case}.{kind}.ratio": round(x["ratio"], 1)
-            for case, row in res.items() for kind, x in row.items()}
+    out = {}
+    for case, row in res.items():
+        for kind, x in row.items():
+            tag = f"latency.{case}.{kind}"
+            out |= {f"{tag}.ratio": round(x["ratio"], 1), f"{tag}.jmbs_s": round(x["jmbs_s"], 1),
+                    f"{tag}.bare_s": round(x["bare_diffrax_s"], 1)}
+    return out
 
 
 def _stepper(res: dict) -> dict:
