@@ -46,12 +46,11 @@ experiments: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 
+# The benchmarks whose numbers the pages quote (about an hour on 2 cores): they rewrite
+# benchmarks/results/, benchmarks/headlines.json and the marked numbers of the pages.
 bench: $(VENV)/.installed
-	$(BIN)/python benchmarks/bench_assembly.py
-	$(BIN)/python -c "import scipy" 2>/dev/null || $(BIN)/pip install --quiet "scipy>=1.11"
-	$(BIN)/python benchmarks/bench_solvability.py
-	$(BIN)/python -c "import exudyn" 2>/dev/null || $(BIN)/pip install --quiet -e ".[benchmarks]"
-	$(BIN)/python benchmarks/bench_dynamics.py
+	$(BIN)/pip install --quiet -e ".[benchmarks]"
+	$(BIN)/python benchmarks/run_all.py --pages
 
 # The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
 docs: $(VENV)/.installed-docs

@@ -367,8 +367,10 @@ def bench_four_bar(args) -> dict:
 
     single_first, _ = first_call(lambda: jmbs.solvability(model, qs[0], method="qr").rank)
     sweep_first, _ = first_call(sweep_fn(model, qs[:args.fb_batch], "qr", args.fb_batch))
-    out["first_call_s"] = {"single": single_first, "sweep": sweep_first}
-    progress(f"four-bar: first calls {single_first:.1f} s (single), {sweep_first:.1f} s (sweep)")
+    dca_first, _ = first_call(sweep_fn(model, qs[:args.fb_batch], "dca", args.fb_batch))
+    out["first_call_s"] = {"single": single_first, "sweep": sweep_first, "sweep_dca": dca_first}
+    progress(f"four-bar: first calls {single_first:.1f} s (single), {sweep_first:.1f} s (sweep), "
+             f"{dca_first:.1f} s (sweep, dca)")
 
     reports = [jmbs.solvability(model, q, method="qr") for q in qs]
     sw = jmbs.solvability_sweep(model, qs, method="qr", batch_size=args.fb_batch, progress=False)
@@ -388,7 +390,6 @@ def bench_four_bar(args) -> dict:
            "SciPy loop": lambda: ref.loop(Cs), "SciPy batched": lambda: ref.batch(Cs)}
     counts = {"jmbs single": ns, "jmbs sweep": k, "jmbs sweep (dca)": k, "SciPy loop": k,
               "SciPy batched": k}
-    # Parts of one configuration: jmbs (jitted, not vmapped) and SciPy.
     # Parts of one configuration (each called `reps` times a round): jmbs (jitted, not
     # vmapped) and SciPy.
     reps = args.fb_reps
@@ -458,7 +459,7 @@ def print_four_bar(r: dict) -> None:
     scipy_us = min(t["SciPy batched"]["median_us"], t["SciPy loop"]["median_us"])  # the faster
     print(f"\n2. {r['model']}, C {r['nc']} x {r['nv']}: {r['configs']} configurations, sweep batch "
           f"{r['batch']}; others {100 * r['others_busy']:.0f}%; first calls "
-          f"{r['first_call_s']['single']:.1f} s (single), {r['first_call_s']['sweep']:.1f} s (sweep)")
+          + ", ".join(f"{v:.1f} s ({k})" for k, v in r["first_call_s"].items()))
     print(f"   {'variant':<22} {'ms/config':>20} {'SciPy/jmbs':>10}")
     for name, x in t.items():
         ratio = f"{scipy_us / x['median_us']:.3f}" if name.startswith("jmbs ") and name in (

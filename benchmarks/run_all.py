@@ -34,8 +34,10 @@ BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
               "bricard": (["benchmarks/bench_dynamics.py", "--variants", "base"], "--reps"),
               "dca": (["benchmarks/bench_dca.py"], "--repeats"),
               "shapes": (["benchmarks/bench_shapes.py"], "--reps"),
-              "solvability": (["benchmarks/bench_solvability.py", "--wait-idle", "120", "--blas-threads", "1"],
-                              "--rounds"),
+              "solvability": (["benchmarks/bench_solvability.py", "--wait-idle", "120",
+                               "--blas-threads", "1"], "--rounds"),
+              "structured": (["benchmarks/bench_structured.py", "--sizes", "10,40,160,640",
+                              "--simulate", "40"], "--runs"),
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
               "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps")}
 
@@ -113,7 +115,8 @@ def _dca(res: list) -> dict:
 
 def _shapes(res: list) -> dict:
     """Per shape at its largest size: the default's and the dense method's repeat analysis
-    (ms), their ratio, both first calls (s), and the default's growth exponent."""
+    (ms), their ratio, both first calls (s), the growth exponents over the sizes, and the
+    same ratio and exponent for one evaluation of the accelerations."""
     out = {}
     for shape in dict.fromkeys(r["shape"] for r in res):
         rows = [r for r in res if r["shape"] == shape]
@@ -126,7 +129,12 @@ def _shapes(res: list) -> dict:
                 f"{tag}.default_first_s": round(top["default_first_s"], 1),
                 f"{tag}.dense_first_s": round(top["dense_first_s"], 1),
                 f"{tag}.exponent": _slope(rows, "default_repeat_s"),
+                f"{tag}.dense_exponent": _slope(rows, "dense_repeat_s"),
                 f"{tag}.build_max_s": round(max(r["build_s"] for r in rows), 2)}
+        if "dynamics_repeat_s" in top:  # one evaluation of the accelerations
+            ratio = top["dense_dynamics_repeat_s"] / top["dynamics_repeat_s"]
+            out |= {f"{tag}.dynamics_ratio": _ratio(ratio),
+                    f"{tag}.dynamics_exponent": _slope(rows, "dynamics_repeat_s")}
     return out
 
 
@@ -156,8 +164,30 @@ def _solvability(res: dict) -> dict:
             out[f"solvability.four_bar.{tag}.ms"] = round(t[name]["median_us"] / 1e3, 2)
             if tag in ("qr", "dca", "single"):
                 out[f"solvability.four_bar.{tag}.repeat_ratio"] = round(scipy_us / t[name]["median_us"], 1)
-        out |= {f"solvability.four_bar.{k}_first_s": round(v, 1)
-                for k, v in r["four_bar"]["first_call_s"].items()}
+        first = r["four_bar"]["first_call_s"]
+        out |= {f"solvability.four_bar.{k}_first_s": round(v, 1) for k, v in first.items()}
+        if "sweep_dca" in first:  # the first call sweeps one batch: SciPy's time for as many
+            scipy_s = scipy_us * 1e-6 * r["four_bar"]["batch"]
+            out["solvability.four_bar.dca.one_off_ratio"] = round(scipy_s / first["sweep_dca"], 2)
+    return out
+
+
+def _structured(res: dict) -> dict:
+    """Per N: one evaluation of the dynamics with the tree and with the dense null-space
+    projection (ms), their ratio, both compile times; the fresh-process simulate of N = 40."""
+    out = {}
+    for r in res["per_evaluation"]:
+        tag = f"structured.{r['N']}"
+        out |= {f"{tag}.tree_ms": round(r["tree_ms"], 3),
+                f"{tag}.tree_compile_s": round(r["tree_compile_s"], 2)}
+        if "dense_ms" in r:
+            out |= {f"{tag}.dense_ms": round(r["dense_ms"], 3),
+                    f"{tag}.dense_compile_s": round(r["dense_compile_s"], 2),
+                    f"{tag}.ratio": _ratio(r["dense_ms"] / r["tree_ms"])}
+    for r in res["simulate"]:
+        tag = f"structured.simulate.{r['N']}{'.dense' if r['dense'] else ''}"
+        out |= {f"{tag}.build_s": round(r["build"], 2), f"{tag}.first_s": round(r["first"], 1),
+                f"{tag}.repeat_s": round(r["repeat"], 2)}
     return out
 
 
@@ -185,7 +215,8 @@ def _stepper(res: dict) -> dict:
 
 
 PICKS = {"andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
-         "solvability": _solvability, "latency": _latency, "stepper": _stepper}
+         "solvability": _solvability, "structured": _structured, "latency": _latency,
+         "stepper": _stepper}
 MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 
