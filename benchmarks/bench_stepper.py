@@ -218,15 +218,24 @@ def main():
     ap.add_argument("--models", default="bricard,a02")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=64, help="jmbs instances vmapped at once")
+    ap.add_argument("--max-seconds", type=float, default=120.0,
+                    help="skip a batch whose jmbs runs would take longer, estimated from the "
+                         "model's previous batch")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     print(f"devices: {jax.devices()}; MuJoCo threads: {THREADS}; h = {H}; jmbs chunk {args.chunk}")
     results = {"devices": str(jax.devices()), "threads": THREADS, "h": H, "runs": []}
     for name in args.models.split(","):
         model = jmbs_model(name)
+        rate = None  # jmbs's steps per second at the previous batch
         for batch in map(int, args.batches.split(",")):
             steps = args.steps
+            if rate and batch * steps * (args.reps + 1) / rate > args.max_seconds:
+                print(f"{name:8s} batch {batch:5d}: skipped (jmbs would take about "
+                      f"{batch * steps * (args.reps + 1) / rate:.0f} s > --max-seconds)", flush=True)
+                continue
             jm = bench_jmbs(model, batch, steps, args.reps, args.chunk)
+            rate = jm["steps_per_s"]
             mu = bench_mujoco(name, batch, steps, args.reps)
             row = {"model": name, "batch": batch, "steps": steps, "jmbs": jm, "mujoco": mu,
                    "ratio": jm["steps_per_s"] / mu["steps_per_s"]}

@@ -210,7 +210,10 @@ def _stepper(res: dict) -> dict:
     for r in res["runs"]:
         tag = f"stepper.{r['model']}.{r['batch']}"
         one_off = r["mujoco"]["seconds"] / (r["jmbs"]["seconds"] + r["jmbs"]["compile_s"])
-        out |= {f"{tag}.repeat_ratio": _ratio(r["ratio"]), f"{tag}.one_off_ratio": _ratio(one_off)}
+        out |= {f"{tag}.repeat_ratio": _ratio(r["ratio"]), f"{tag}.one_off_ratio": _ratio(one_off),
+                f"{tag}.jmbs_steps_per_s": int(float(f"{r['jmbs']['steps_per_s']:.3g}")),
+                f"{tag}.mujoco_steps_per_s": int(float(f"{r['mujoco']['steps_per_s']:.3g}")),
+                f"{tag}.jmbs_compile_s": round(r["jmbs"]["compile_s"], 1)}
     return out
 
 
