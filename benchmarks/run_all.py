@@ -71,11 +71,33 @@ def _andrews(res: dict) -> dict:
 
 
 def _bricard(res: dict) -> dict:
+    """The Bricard against Exudyn: the headline ratios, every Exudyn setting's steps, error
+    and repeat time, jmbs's default, its first call's parts, and the batched runs."""
     h = res.get("headline")
     if not h:
         return {}
-    return {"bricard.exudyn.repeat_ratio": round(h["repeat_ratio"], 1),
-            "bricard.exudyn.one_off_ratio": round(h["one_off_ratio"], 2)}
+    out = {"bricard.exudyn.repeat_ratio": round(h["repeat_ratio"], 1),
+           "bricard.exudyn.one_off_ratio": round(h["one_off_ratio"], 2),
+           "bricard.jmbs.one_off_s": round(h["one_off_jmbs_s"], 1),
+           "bricard.exudyn.one_off_s": round(h["one_off_exudyn_s"], 2),
+           "bricard.jmbs.import_s": round(res["import_s"]["jmbs"], 1),
+           "bricard.jmbs.build_s": round(res["jmbs_build_s"], 2),
+           "bricard.jmbs.first_call_s": round(res["compile_fresh"]["first_call_s"], 1)}
+    for label, e in res.get("exudyn_variants", {}).items():
+        tag = "bricard.exudyn." + ("trap2" if "trapezoidal" in label
+                                   else "rho" + label.split("rho ")[-1].replace(".", ""))
+        if "steps" in e:
+            out |= {f"{tag}.steps": e["steps"], f"{tag}.err": float(f"{e['err']:.1e}"),
+                    f"{tag}.repeat_s": round(e["wall_s"], 2)}
+    j = next(iter(res["jmbs"].values()))
+    out |= {"bricard.jmbs.steps": j["steps"], "bricard.jmbs.err": float(f"{j['err']:.1e}"),
+            "bricard.jmbs.repeat_s": round(j["wall_s"], 3)}
+    if "exudyn_per_run_s" in res.get("batch", {}):
+        out["bricard.batch.exudyn_per_run_s"] = round(res["batch"]["exudyn_per_run_s"], 2)
+    for size, b in res.get("batch", {}).get("sizes", {}).items():
+        out |= {f"bricard.batch.{size}.per_sim_s": round(b["per_sim_s"], 3),
+                f"bricard.batch.{size}.ratio": round(b["throughput_ratio"], 1)}
+    return out
 
 
 def _slope(rows: list, key: str) -> float:
