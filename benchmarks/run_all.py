@@ -107,8 +107,9 @@ def _slope(rows: list, key: str) -> float:
 
 
 def _ratio(x: float) -> float:
-    """A ratio as the pages quote it: two decimals below 10, whole numbers above."""
-    return round(x, 2) if x < 10 else round(x)
+    """A ratio as the pages quote it: two significant digits below 1, two decimals below
+    10, whole numbers above."""
+    return float(f"{x:.2g}") if x < 1 else round(x, 2) if x < 10 else round(x)
 
 
 def _dca(res: list) -> dict:
