@@ -38,6 +38,7 @@ BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
                                "--blas-threads", "1"], "--rounds"),
               "structured": (["benchmarks/bench_structured.py", "--sizes", "10,40,160,640",
                               "--simulate", "40"], "--runs"),
+              "sensitivity": (["benchmarks/bench_sensitivity.py"], "--reps"),
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
               "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps")}
 
@@ -214,6 +215,21 @@ def _structured(res: dict) -> dict:
     return out
 
 
+def _sensitivity(res: dict) -> dict:
+    """Per variant: forward and gradient seconds, their ratio, the first gradient; central
+    differences timed (one after another, and vmapped) over the gradient."""
+    out = {}
+    for name, r in res["results"].items():
+        tag = f"sensitivity.{name}"
+        out |= {f"{tag}.forward_s": round(r["forward_s"], 3),
+                f"{tag}.gradient_s": round(r["gradient_s"], 3), f"{tag}.ratio": round(r["ratio"], 2),
+                f"{tag}.first_gradient_s": round(r["first_gradient_s"], 1)}
+        for key in ("fd_sequential_over_gradient", "fd_vmapped_over_gradient"):
+            if key in r:
+                out[f"{tag}.{key}"] = round(r[key], 1)
+    return out
+
+
 def _latency(res: dict) -> dict:
     """Per case: import + build + first simulate (and first gradient) in a fresh process,
     over a bare diffrax solve (and gradient) of the same size in a fresh process."""
@@ -241,7 +257,8 @@ def _stepper(res: dict) -> dict:
 
 
 PICKS = {"andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
-         "solvability": _solvability, "structured": _structured, "latency": _latency,
+         "solvability": _solvability, "structured": _structured, "sensitivity": _sensitivity,
+         "latency": _latency,
          "stepper": _stepper}
 MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
