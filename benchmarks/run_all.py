@@ -52,22 +52,45 @@ def run(name: str, rounds: int) -> None:
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
 
 
+ANDREWS = {"SciPy DOP853": "dop853", "SciPy DOP853, JAX-compiled RHS": "dop853_jax",
+           "SciPy Radau, JAX-compiled Jacobian": "radau_jac",
+           "SciPy Radau, finite-difference Jacobian": "radau_fd",
+           "SciPy BDF, JAX-compiled Jacobian": "bdf_jac",
+           "Exudyn gen.-alpha index 3, rho 0.9": "exudyn_ga09",
+           "Exudyn gen.-alpha index 3, rho 0.6": "exudyn_ga06",
+           "Exudyn trapezoidal index 2": "exudyn_trap",
+           "jmbs Elimination + Dopri8": "jmbs_elimination", "jmbs null space + Tsit5": "jmbs_nullspace"}
+
+
 def _andrews(res: dict) -> dict:
+    """Per bar (8/6 and 5/3 digits) and contender: the setting that meets it, the errors
+    of the angles and the rates there, the work (right-hand sides or steps), repeat and
+    one-off seconds, and jmbs's ratios (> 1: jmbs faster)."""
     out = {}
-    short = {"SciPy DOP853": "dop853", "SciPy DOP853, JAX-compiled RHS": "dop853_jax",
-             "SciPy Radau, JAX-compiled Jacobian": "radau_jac",
-             "SciPy Radau, finite-difference Jacobian": "radau_fd",
-             "SciPy BDF, JAX-compiled Jacobian": "bdf_jac",
-             "Exudyn gen.-alpha index 3, rho 0.9": "exudyn_ga09",
-             "Exudyn gen.-alpha index 3, rho 0.6": "exudyn_ga06",
-             "Exudyn trapezoidal index 2": "exudyn_trap"}
+    rows = {(r["method"], r["setting"]): r for r in res.get("rows", [])}
     for key, h in res.get("headline", {}).items():
         bar, _, label = key.partition(": ")
-        if h is None or label not in short:
+        if h is None or label not in ANDREWS:
             continue
-        tag = f"andrews.{short[label]}.{bar.split()[0].replace('/', '_')}"
-        out[f"{tag}.repeat_ratio"] = round(h["repeat_ratio"], 1)
-        out[f"{tag}.one_off_ratio"] = round(h["one_off_ratio"], 2)
+        tag = f"andrews.{ANDREWS[label]}.{bar.split()[0].replace('/', '_')}"
+        out |= {f"{tag}.repeat_ratio": round(h["repeat_ratio"], 1),
+                f"{tag}.one_off_ratio": round(h["one_off_ratio"], 2),
+                f"{tag}.setting": (int(h["setting"]) if h["setting"] >= 1  # steps, or a tolerance
+                                   else float(f"{h['setting']:.3g}")),
+                f"{tag}.repeat_s": round(h["repeat_s"], 3),
+                f"{tag}.one_off_s": round(h["one_off_s"], 1)}
+        r = rows.get((label, h["setting"]))
+        if r is not None:
+            out |= {f"{tag}.angles": float(f"{r['errors'][0]:.1e}"),
+                    f"{tag}.rates": float(f"{r['errors'][1]:.1e}"), f"{tag}.work": r["work"]}
+    rhs = {"scalar math + one solve": "scalar", "NumPy arrays": "numpy", "JAX-compiled": "jax"}
+    out |= {f"andrews.rhs.{rhs[k]}_us": round(1e6 * v) for k, v in res.get("rhs_seconds", {}).items()
+            if k in rhs}
+    out |= {f"andrews.import.{k}_s": round(v, 1) for k, v in res.get("imports", {}).items()
+            if k in ("SciPy", "jmbs", "Exudyn")}
+    for key, f in res.get("fresh", {}).items():  # jmbs's first call without and with the cache
+        if key.endswith(("cache cold", "cache warm")):
+            out[f"andrews.cache_{key.rsplit(' ', 1)[-1]}.first_s"] = round(f["first_s"], 1)
     return out
 
 
