@@ -250,6 +250,9 @@ def _sensitivity(res: dict) -> dict:
         for key in ("fd_sequential_over_gradient", "fd_vmapped_over_gradient"):
             if key in r:
                 out[f"{tag}.{key}"] = round(r[key], 1)
+        if "fd_sequential_s" in r:  # one-off: the forward's compilation + 16 runs, over the first gradient
+            fd = r["first_forward_s"] - r["forward_s"] + r["fd_sequential_s"]
+            out[f"{tag}.fd_one_off_ratio"] = _ratio(fd / r["first_gradient_s"])
     return out
 
 
