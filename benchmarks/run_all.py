@@ -39,6 +39,7 @@ BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
               "structured": (["benchmarks/bench_structured.py", "--sizes", "10,40,160,640",
                               "--simulate", "40"], "--runs"),
               "sensitivity": (["benchmarks/bench_sensitivity.py"], "--reps"),
+              "sampling": (["benchmarks/bench_sampling.py", "--old-reps", "1"], "--reps"),
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
               "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps")}
 
@@ -256,6 +257,20 @@ def _sensitivity(res: dict) -> dict:
     return out
 
 
+def _sampling(res: list) -> dict:
+    """Per n: the random walks' and the former sampler's first and repeat calls (s), and
+    the former's time over the walks' (> 1: the walks faster)."""
+    out, by = {}, {(r["method"], r["n"]): r for r in res}
+    for (method, n), r in by.items():
+        out |= {f"sampling.{method}.{n}.first_s": round(r["first"], 1),
+                f"sampling.{method}.{n}.repeat_s": round(r["repeat"], 2)}
+        old = by.get(("perturb", n))
+        if method == "walk" and old:
+            out |= {f"sampling.{n}.first_ratio": round(old["first"] / r["first"], 1),
+                    f"sampling.{n}.repeat_ratio": round(old["repeat"] / r["repeat"])}
+    return out
+
+
 def _latency(res: dict) -> dict:
     """Per case: import + build + first simulate (and first gradient) in a fresh process,
     over a bare diffrax solve (and gradient) of the same size in a fresh process."""
@@ -284,7 +299,7 @@ def _stepper(res: dict) -> dict:
 
 PICKS = {"andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
          "solvability": _solvability, "structured": _structured, "sensitivity": _sensitivity,
-         "latency": _latency,
+         "sampling": _sampling, "latency": _latency,
          "stepper": _stepper}
 MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
