@@ -83,9 +83,8 @@ from bricard_reference import reference as external_reference  # noqa: E402
 TRACK_BODY, TRACK_LOCAL = "rod2", (0.5, 0.0, 0.0)  # J3: the far end of rod 2, starts at (1, -1, 0)
 ACCURACY = 1e-6
 EXUDYN_LADDER = (2000, 5000, 10000, 20000, 25000, 30000, 40000, 80000, 160000)
-# Generalized-alpha's spectral radius: 1 undamped, lower values damp the high frequencies
-# (Exudyn's default 0.9); each is walked up the step ladder, the fastest at the accuracy counts.
-# Exudyn's settings, label -> (solver, spectral radius): index 3 generalized-alpha needs a
+# Exudyn's settings, each walked up the step ladder (the fastest at the accuracy counts),
+# label -> (solver, spectral radius): index 3 generalized-alpha needs a
 # spectral radius below 1 (its docs: "usually 0.5 .. 1"; 1.0 is the undamped setting),
 # and index 2 (velocity-level constraints) exists only as its trapezoidal rule (Newmark
 # with beta 1/4, gamma 1/2, `TrapezoidalIndex2`).
@@ -458,7 +457,7 @@ def main():
     res["reference"] = {"self_consistency": ref_self, "closure_residual": ext["closure_residual"],
                         "jmbs_dopri8_1e-12": jmbs_dopri8, "x": x_ref.tolist(), "ts": ts.tolist()}
 
-    # 2. Exudyn, each spectral radius up the step ladder; the fastest at the accuracy counts
+    # 2. Exudyn, each setting up the step ladder; the fastest at the accuracy counts
     res["exudyn_variants"] = {}
     for label in EXUDYN_VARIANTS:
         log(f"\n[Exudyn] {label}, EigenDense full pivot; step ladder")

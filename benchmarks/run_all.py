@@ -1,7 +1,7 @@
 """Rerun the benchmarks whose headline numbers the pages quote, and rewrite the one data
 file those numbers come from, `benchmarks/headlines.json`.
 
-    .venv/bin/python benchmarks/run_all.py [--only andrews] [--rounds 3]
+    .venv/bin/python benchmarks/run_all.py [--only andrews dca ...] [--rounds 3] [--no-run] [--pages]
 
 Each benchmark writes its full results with `--json` to `benchmarks/results/<name>.json`;
 `headlines()` below picks the quoted numbers out of them. The pages mark every quoted
