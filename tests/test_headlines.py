@@ -30,3 +30,15 @@ def test_the_marker_pattern_reads_what_it_should():
     sample = ("jmbs is <!-- headline:a.b -->**1.1**x faster and <!-- headline:c -->0.45x, "
               "grows like n^<!-- headline:d -->3.06. Error <!-- headline:e -->2e-3 each")
     assert MARK.findall(sample) == [("a.b", "1.1"), ("c", "0.45"), ("d", "3.06"), ("e", "2e-3")]
+
+
+def test_the_data_file_is_what_run_all_picks_from_the_saved_results():
+    """`benchmarks/headlines.json` is derived, not edited: `run_all.py`'s picks applied to
+    the benchmarks' saved output (`benchmarks/results/*.json`) give exactly its numbers."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "benchmarks" / "run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    data = json.loads((ROOT / "benchmarks" / "headlines.json").read_text())
+    assert run_all.headlines() == data
