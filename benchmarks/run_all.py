@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 HEADLINES = ROOT / "benchmarks" / "headlines.json"
 # The command of each benchmark, and its option for the number of timed repetitions.
-BENCHMARKS = {"andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
+BENCHMARKS = {"assembly": (["benchmarks/bench_assembly.py", "--wait-idle", "120"], "--rounds"),
+              "andrews": (["benchmarks/bench_andrews.py"], "--rounds"),
               "bricard": (["benchmarks/bench_dynamics.py", "--variants", "base"], "--reps"),
               "dca": (["benchmarks/bench_dca.py"], "--repeats"),
               "shapes": (["benchmarks/bench_shapes.py"], "--reps"),
@@ -51,6 +52,22 @@ def run(name: str, rounds: int) -> None:
     reps = [repeat, str(rounds)] if repeat else [str(rounds)]  # an option, or positional
     cmd = [sys.executable, *command, *reps, "--json", str(RESULTS / f"{name}.json")]
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
+
+
+def _assembly(res: dict) -> dict:
+    """Per N: µs per call of jmbs's jitted `constraint_terms` (model closed over, and the
+    public function called directly), the NumPy loop, the vectorised NumPy and the XLA
+    floor; NumPy's times over jmbs's; jmbs's compile seconds."""
+    out = {}
+    for r in res["results"]:
+        tag = f"assembly.{r['N']}"
+        out |= {f"{tag}.{k}_us": round(r[k]["median_us"], 1) for k in
+                ("jmbs", "jmbs_direct", "numpy_loop", "numpy_vectorised", "xla_floor")}
+        jm = r["jmbs"]["median_us"]
+        out |= {f"{tag}.loop_ratio": _ratio(r["numpy_loop"]["median_us"] / jm),
+                f"{tag}.vectorised_ratio": _ratio(r["numpy_vectorised"]["median_us"] / jm),
+                f"{tag}.compile_s": round(r["compile_s"], 2)}
+    return out
 
 
 ANDREWS = {"SciPy DOP853": "dop853", "SciPy DOP853, JAX-compiled RHS": "dop853_jax",
@@ -297,7 +314,7 @@ def _stepper(res: dict) -> dict:
     return out
 
 
-PICKS = {"andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
+PICKS = {"assembly": _assembly, "andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
          "solvability": _solvability, "structured": _structured, "sensitivity": _sensitivity,
          "sampling": _sampling, "latency": _latency,
          "stepper": _stepper}
