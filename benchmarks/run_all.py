@@ -42,7 +42,8 @@ BENCHMARKS = {"assembly": (["benchmarks/bench_assembly.py", "--wait-idle", "120"
               "sensitivity": (["benchmarks/bench_sensitivity.py"], "--reps"),
               "sampling": (["benchmarks/bench_sampling.py", "--old-reps", "1"], "--reps"),
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
-              "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps")}
+              "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps"),
+              "sweep": (["benchmarks/bench_sweep.py"], "--reps")}
 
 
 def run(name: str, rounds: int) -> None:
@@ -288,6 +289,17 @@ def _sampling(res: list) -> dict:
     return out
 
 
+def _sweep(res: dict) -> dict:
+    """Per device count: designs per second, its ratio to one device, cores used, compile s."""
+    runs = {("pool1" if r["pjrt_nproc"] == 1 else str(r["devices"])): r for r in res["runs"]}
+    one = runs["1"]["designs_per_s"]
+    return {k: v for tag, r in runs.items() for k, v in (
+        (f"sweep.{tag}.designs_per_s", round(r["designs_per_s"])),
+        (f"sweep.{tag}.ratio", round(r["designs_per_s"] / one, 2)),
+        (f"sweep.{tag}.cores", round(r["cores_median"], 2)),
+        (f"sweep.{tag}.compile_s", round(r["compile_s"], 1)))}
+
+
 def _latency(res: dict) -> dict:
     """Per case: import + build + first simulate (and first gradient) in a fresh process,
     over a bare diffrax solve (and gradient) of the same size in a fresh process."""
@@ -316,7 +328,7 @@ def _stepper(res: dict) -> dict:
 
 PICKS = {"assembly": _assembly, "andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
          "solvability": _solvability, "structured": _structured, "sensitivity": _sensitivity,
-         "sampling": _sampling, "latency": _latency,
+         "sampling": _sampling, "sweep": _sweep, "latency": _latency,
          "stepper": _stepper}
 MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
