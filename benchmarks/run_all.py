@@ -43,7 +43,8 @@ BENCHMARKS = {"assembly": (["benchmarks/bench_assembly.py", "--wait-idle", "120"
               "sampling": (["benchmarks/bench_sampling.py", "--old-reps", "1"], "--reps"),
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
               "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps"),
-              "sweep": (["benchmarks/bench_sweep.py"], "--reps")}
+              "sweep": (["benchmarks/bench_sweep.py"], "--reps"),
+              "distributed": (["benchmarks/bench_distributed.py"], "--reps")}
 
 
 def run(name: str, rounds: int) -> None:
@@ -300,6 +301,17 @@ def _sweep(res: dict) -> dict:
         (f"sweep.{tag}.compile_s", round(r["compile_s"], 1)))}
 
 
+def _distributed(res: dict) -> dict:
+    """Per configuration (1 process on 1 core, 2 processes, 1 process on 2 cores): median
+    seconds, designs per second, speed-up over the first."""
+    tags = {"1 process, 1 core": "one_core", "2 processes, 1 core each": "two_processes",
+            "1 process, 2 cores": "two_cores"}
+    return {k: v for r in res["runs"] if r["label"] in tags for k, v in (
+        (f"distributed.{tags[r['label']]}.median_s", round(r["median_s"], 2)),
+        (f"distributed.{tags[r['label']]}.designs_per_s", round(r["designs_per_s"])),
+        (f"distributed.{tags[r['label']]}.speedup", round(r["speedup"], 2)))}
+
+
 def _latency(res: dict) -> dict:
     """Per case: import + build + first simulate (and first gradient) in a fresh process,
     over a bare diffrax solve (and gradient) of the same size in a fresh process."""
@@ -328,7 +340,7 @@ def _stepper(res: dict) -> dict:
 
 PICKS = {"assembly": _assembly, "andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
          "solvability": _solvability, "structured": _structured, "sensitivity": _sensitivity,
-         "sampling": _sampling, "sweep": _sweep, "latency": _latency,
+         "sampling": _sampling, "sweep": _sweep, "distributed": _distributed, "latency": _latency,
          "stepper": _stepper}
 MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
