@@ -1,7 +1,7 @@
 """Two processes side by side: a warm 5 s Bricard run alone and beside a second process
 running the same, with XLA:CPU's default thread pool and with `jmbs.fair_share()`.
 
-    python benchmarks/bench_fair_share.py [--runs 7]
+    python benchmarks/bench_fair_share.py [--runs 7] [--json PATH]
 
 Each child compiles, waits for its sibling (a file barrier), then times `--runs` warm
 runs; the medians are printed, and the ratio alone / side by side (the share of its
@@ -55,16 +55,21 @@ def main() -> None:
     ap.add_argument("--peers", type=int, default=1)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--fair", action="store_true")
+    ap.add_argument("--json", default=None, help="also write the results to this file")
     a = ap.parse_args()
     if a.child:
         return child(Path(a.child), a.peers, a.runs, a.fair)
+    results = {}
     for fair in (False, True):
         alone = measure(1, a.runs, fair)[0]
         pair = measure(2, a.runs, fair)
-        name = "fair_share" if fair else "default   "
-        print(f"{name}: alone {alone:.3f} s, side by side {pair[0]:.3f} / {pair[1]:.3f} s; kept "
+        name = "fair_share" if fair else "default"
+        results[name] = {"alone_s": alone, "pair_s": pair, "kept": alone / max(pair)}
+        print(f"{name:10s}: alone {alone:.3f} s, side by side {pair[0]:.3f} / {pair[1]:.3f} s; kept "
               f"{alone / max(pair):.2f} of the alone-speed (median of {a.runs} warm 5 s runs)",
               flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ BENCHMARKS = {"assembly": (["benchmarks/bench_assembly.py", "--wait-idle", "120"
               "latency": (["benchmarks/bench_latency.py", "ratio"], None),
               "stepper": (["benchmarks/bench_stepper.py", "--steps", "50"], "--reps"),
               "sweep": (["benchmarks/bench_sweep.py"], "--reps"),
-              "distributed": (["benchmarks/bench_distributed.py"], "--reps")}
+              "distributed": (["benchmarks/bench_distributed.py"], "--reps"),
+              "fair_share": (["benchmarks/bench_fair_share.py"], "--runs")}
 
 
 def run(name: str, rounds: int) -> None:
@@ -312,6 +313,15 @@ def _distributed(res: dict) -> dict:
         (f"distributed.{tags[r['label']]}.speedup", round(r["speedup"], 2)))}
 
 
+def _fair_share(res: dict) -> dict:
+    """Default thread pool and `jmbs.fair_share()`: a warm run alone, the slower of two side
+    by side (s), and the share of its alone-speed a process keeps."""
+    return {k: v for name, r in res.items() for k, v in (
+        (f"fair_share.{name}.alone_s", round(r["alone_s"], 3)),
+        (f"fair_share.{name}.pair_s", round(max(r["pair_s"]), 3)),
+        (f"fair_share.{name}.kept", round(r["kept"], 2)))}
+
+
 def _latency(res: dict) -> dict:
     """Per case: import + build + first simulate (and first gradient) in a fresh process,
     over a bare diffrax solve (and gradient) of the same size in a fresh process."""
@@ -340,7 +350,8 @@ def _stepper(res: dict) -> dict:
 
 PICKS = {"assembly": _assembly, "andrews": _andrews, "bricard": _bricard, "dca": _dca, "shapes": _shapes,
          "solvability": _solvability, "structured": _structured, "sensitivity": _sensitivity,
-         "sampling": _sampling, "sweep": _sweep, "distributed": _distributed, "latency": _latency,
+         "sampling": _sampling, "sweep": _sweep, "distributed": _distributed,
+         "fair_share": _fair_share, "latency": _latency,
          "stepper": _stepper}
 MARK = re.compile(r"(<!-- headline:([\w.]+) -->\**)([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
