@@ -3,6 +3,7 @@ that derives them does not grow with the model (issue 31, item 3: build O(n)).""
 
 import jax
 import jax.extend
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -98,3 +99,23 @@ def test_the_derivation_does_not_grow_with_the_model(make):
     assert large.n_bodies > 6 * small.n_bodies
     assert {s.kind for s in large.element_specs} == {s.kind for s in small.element_specs}
     assert _derive_size(large) == _derive_size(small)
+
+
+def test_a_given_distance_length_keeps_derivatives_finite_where_the_points_coincide():
+    """The derivation measures the reference distance only where no length is given: with a
+    length given, moving both points onto one place (distance 0) has a finite derivative,
+    equal to central differences (the norm of a zero vector would make it NaN)."""
+    b = jmbs.ModelBuilder(dim=2, gravity=(0, -9.81))
+    b.add_body("a", mass=1.0, inertia=0.1, position=(1.0, 0.0))
+    b.add_distance("rod", b.ground, "a", point_i=(0.0, 0.0), point_j=(1.0, 0.0), length=1.0)
+    m = b.build()
+
+    def f(x):
+        moved = m.with_params({"rod.point_i": x, "rod.point_j": x + jnp.array([0.0, 0.3]) * x[1]})
+        return jnp.sum(jmbs.phi(moved, m.q0, 0.0) ** 2)
+
+    x, h = jnp.array([1.0, 0.0]), 1e-6
+    g = np.asarray(jax.grad(f)(x))
+    fd = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(2)])
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, fd, atol=1e-6)

@@ -32,9 +32,12 @@ class Distance(AbstractHolonomic):
     def derive(cls, specs, ctx):
         Pi = ctx.stack(specs, "point_i")
         Pj = ctx.stack(specs, "point_j")
-        # The given length, else the points' reference distance (one gather, one norm).
+        # The given length, else the points' reference distance (one gather, one norm; the
+        # norm's argument is 1 where a length is given, so coincident points there give no
+        # NaN derivative).
         given = np.array(["length" in s.params for s in specs])
-        L = jnp.linalg.norm(Pj - Pi, axis=1)
+        d2 = jnp.sum((Pj - Pi) ** 2, axis=1)
+        L = jnp.sqrt(jnp.where(given, 1.0, d2))
         if given.any():
             L = jnp.where(given, ctx.params.stack([f"{s.name}.length" for s in specs], default=0.0), L)
         return cls(tuple(s.name for s in specs), tuple(s.bodies for s in specs),
