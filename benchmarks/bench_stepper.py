@@ -127,7 +127,13 @@ def bench_jmbs(model, batch: int, steps: int, reps: int, chunk: int, seed: int =
         s = jax.lax.scan(body, s0, None, length=steps)[0]
         return jnp.max(jnp.abs(jmbs.phi(model, s.q, s.t)))
 
-    run = jax.jit(lambda c: jax.lax.map(one, c, batch_size=min(chunk, batch)))
+    devices = jax.devices()[:max(1, min(len(jax.devices()), batch))]
+    per_device = -(-batch // len(devices))
+    cs = jnp.concatenate([cs, jnp.repeat(cs[-1:], per_device * len(devices) - batch)])
+    mesh = jax.sharding.Mesh(np.array(devices), ("b",))
+    spec = jax.sharding.PartitionSpec("b")
+    run = jax.jit(jax.shard_map(lambda c: jax.lax.map(one, c, batch_size=min(chunk, per_device)),
+                                mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
     start = time.perf_counter()
     viol = run(cs).block_until_ready()
     first = time.perf_counter() - start

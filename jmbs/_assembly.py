@@ -216,6 +216,73 @@ def constraint_terms_blocks(model: Model, q, v, t) -> tuple[Array, Array, Array]
             else jnp.zeros((0, nvb))), b, g
 
 
+def _gram_sources(model: Model):
+    """Host-side plan of `C W C^T` from `C`'s blocks (`weighted_gram`): for every body,
+    its block rows padded with `P` (a zero row), `(n_bodies, k)`; and for every pair of
+    block rows on one body, the entry of `C W C^T` it adds to (`row nc + col`), its
+    product in the bodies' `(n_bodies, k, k)` products (flattened) and its slot (the
+    n-th contribution to an entry goes to slot n), sorted by entry. The ground's block
+    rows are left out (its columns are not in `C`)."""
+    rows, bodies = block_layout(model)
+    nb, P = model.n_bodies, len(rows)
+    per_body = [np.flatnonzero(bodies == b) for b in range(nb)]
+    k = max((len(p) for p in per_body), default=0)
+    pick = np.full((nb, k), P)
+    for b, p in enumerate(per_body):
+        pick[b, :len(p)] = p
+    b, i, j = np.nonzero((pick < P)[:, :, None] & (pick < P)[:, None, :])
+    entry = rows[pick[b, i]] * model.nc + rows[pick[b, j]]
+    order = np.argsort(entry, kind="stable")
+    entry, source = entry[order], ((b * k + i) * k + j)[order]
+    return pick, entry, source, np.arange(len(entry)) - np.searchsorted(entry, entry)
+
+
+def gram_pattern(model: Model) -> np.ndarray:
+    """Host-side: `(nc, nc)` mask of the entries of `C M^-1 C^T` that can be nonzero
+    (rows whose elements share a body)."""
+    out = np.zeros(model.nc * model.nc, bool)
+    out[_gram_sources(model)[1]] = True
+    return out.reshape(model.nc, model.nc)
+
+
+def gram_gather(model: Model, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side: where `weighted_gram` takes the entries `(rows, cols)` of `C W C^T`
+    from (static index arrays of one shape; -1 for a padding entry, which is zero):
+    `(pick, gather)`, `gather` `(s, *shape)` with `s` the most bodies two rows share."""
+    pick, entry, source, slot = _gram_sources(model)
+    zero = pick.size * pick.shape[-1] if pick.size else 0
+    target = np.where((rows >= 0) & (cols >= 0), rows * model.nc + cols, -1)
+    gather = np.full((slot.max(initial=-1) + 1,) + target.shape, zero)
+    for n, out in enumerate(gather):
+        e, src = entry[slot == n], source[slot == n]
+        at = np.minimum(np.searchsorted(e, target), len(e) - 1)
+        found = e[at] == target
+        out[found] = src[at[found]]
+    return pick, gather
+
+
+def weighted_gram(model: Model, blocks: Array, W: Array, rows: np.ndarray | None = None,
+                  cols: np.ndarray | None = None) -> Array:
+    """`C W C^T` from `C`'s blocks (`constraint_blocks`' layout) and per-body weights
+    `W` (`(n_bodies, nv_b, nv_b)`, e.g. `inverse_body_mass`): one small product per body
+    and a static gather, no dense `C`. Dense `(nc, nc)` by default, or the entries at
+    static `(rows, cols)` (any shape, -1 for zero padding: a banded storage)."""
+    if rows is None:
+        rows, cols = np.arange(model.nc)[:, None], np.arange(model.nc)[None, :]
+    pick, gather = gram_gather(model, *np.broadcast_arrays(rows, cols))
+    nvb = NV[model.dim]
+    Vb = jnp.concatenate([blocks, jnp.zeros((1, nvb))])[pick]  # (nb, k, nvb)
+    Ab = jnp.einsum("bin,bnm,bjm->bij", Vb, W, Vb).ravel()
+    return jnp.sum(jnp.concatenate([Ab, jnp.zeros(1)])[gather], axis=0)
+
+
+def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:
+    """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros))."""
+    rows, bodies = block_layout(model)
+    out = jax.ops.segment_sum(blocks * lam[rows][:, None], bodies, num_segments=model.n_bodies + 1)
+    return out[:-1].ravel()
+
+
 def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
     """`C v` from `C`'s blocks (traced code, O(nonzeros))."""
     rows, bodies = block_layout(model)
@@ -262,14 +329,20 @@ def body_mass(model: Model) -> Float[Array, "nb nvb nvb"]:
 @jitted
 def inverse_mass_matrix(model: Model) -> Float[Array, "nv nv"]:
     """`M^-1`, block by block (no dense inverse of the whole matrix)."""
-    d = model.dim
-    if d == 2:
+    if model.dim == 2:
         return jnp.diag(1.0 / jnp.stack([model.mass, model.mass, model.inertia], axis=1).ravel())
+    return jax.scipy.linalg.block_diag(*inverse_body_mass(model))
+
+
+def inverse_body_mass(model: Model) -> Float[Array, "nb nvb nvb"]:
+    """The bodies' inverse mass matrices, `M^-1`'s diagonal blocks (traced code)."""
+    if model.dim == 2:
+        return jax.vmap(jnp.diag)(1.0 / jnp.stack([model.mass, model.mass, model.inertia], axis=1))
 
     def block(m, J):
         return jnp.block([[jnp.eye(3) / m, jnp.zeros((3, 3))], [jnp.zeros((3, 3)), inverse3(J)]])
 
-    return jax.scipy.linalg.block_diag(*jax.vmap(block)(model.mass, model.inertia))
+    return jax.vmap(block)(model.mass, model.inertia)
 
 
 @jitted

@@ -17,10 +17,22 @@ write their own formulation, solvability method or analysis (as lineax's
 - `sweep_defaults`: the method and batch size `jmbs.solvability_sweep` picks on a backend.
 - `sample_walk`, `sample_walks`: one random walk of `jmbs.sample_configurations`, and
   the vmapped, jitted batch of them.
+- `constraint_blocks`, `inverse_body_mass`, `weighted_gram`, `blocks_matvec`,
+  `blocks_rmatvec`, `gram_pattern`: `C` as its nonzero blocks and the products a
+  fixed-step solver needs from them (`C W C^T`, `C v`, `C^T lambda`) without a dense
+  `C`; `band_plan`, `block_tridiagonal_solve`: a bandwidth-reducing order of a sparse
+  symmetric matrix and the block Cholesky solve in it (`jmbs.RegularizedEuler`'s solve
+  for long chains).
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
   `CRITERION_TOL`, `MARGINAL_DECADES`: the one rank rule (see `docs/architecture.md`).
 """
 
+from ._assembly import blocks_matvec as blocks_matvec
+from ._assembly import blocks_rmatvec as blocks_rmatvec
+from ._assembly import constraint_blocks as constraint_blocks
+from ._assembly import gram_pattern as gram_pattern
+from ._assembly import inverse_body_mass as inverse_body_mass
+from ._assembly import weighted_gram as weighted_gram
 from ._formulations.base import AbstractFormulationState as AbstractFormulationState
 from ._formulations.base import FormulationState as FormulationState
 from ._formulations.base import RankState as RankState
@@ -34,6 +46,8 @@ from ._linalg import CRITERION_TOL as CRITERION_TOL
 from ._linalg import MARGINAL_DECADES as MARGINAL_DECADES
 from ._linalg import RANK_RTOL as RANK_RTOL
 from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
+from ._linalg import band_plan as band_plan
+from ._linalg import block_tridiagonal_solve as block_tridiagonal_solve
 from ._linalg import RankDecision as RankDecision
 from ._linalg import numerical_rank as numerical_rank
 from ._linalg import rank_decision as rank_decision
@@ -47,7 +61,9 @@ from ._terms import DynamicsTerms as DynamicsTerms
 from ._terms import dynamics_terms as dynamics_terms
 from ._tree.plan import AssemblyStep as AssemblyStep
 
-__all__ = ["AbstractFormulationState", "AssemblyStep", "BlockTerms", "constraint_rank", "CRITERION_TOL",
+__all__ = ["AbstractFormulationState", "AssemblyStep", "band_plan", "block_tridiagonal_solve",
+           "blocks_matvec", "blocks_rmatvec", "BlockTerms", "constraint_blocks", "constraint_rank",
+           "CRITERION_TOL", "gram_pattern", "inverse_body_mass", "weighted_gram",
            "DenseTerms", "DivideAndConquerState", "dynamics_terms", "DynamicsTerms", "EliminationState",
            "equilibrate", "FormulationState", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
            "PseudoinverseState", "rank_decision", "RANK_RTOL", "RankDecision", "RankState", "sample_walk",

@@ -1,7 +1,8 @@
 """Paper 002's fixed-step regularized semi-implicit Euler (`jmbs.RegularizedEuler`,
 `jmbs.step`): first order against a tight reference, a compliant joint's static sag
 against the closed form, vmap against a loop, grad against the closed form and finite
-differences, and `jmbs.simulate(solver=...)` against the steps it reports."""
+differences, `jmbs.simulate(solver=...)` against the steps it reports, and the
+structured step (C's blocks, the block tridiagonal solve) against dense algebra."""
 
 import functools
 
@@ -12,6 +13,15 @@ import pytest
 
 import jmbs
 from jmbs import examples
+from jmbs.internal import (
+    band_plan,
+    block_tridiagonal_solve,
+    blocks_rmatvec,
+    constraint_blocks,
+    gram_pattern,
+    inverse_body_mass,
+    weighted_gram,
+)
 
 G = 9.81
 MASS = 2.0
@@ -138,3 +148,67 @@ def test_simulate_with_the_stepper_vmaps_and_differentiates(hanging):
     np.testing.assert_allclose(sags, cs * MASS * G, rtol=1e-8)
     np.testing.assert_allclose(weights, MASS * G, rtol=1e-9)
     assert float(jax.grad(lambda c: sag(c)[0])(1e-4)) == pytest.approx(MASS * G, rel=1e-6)
+
+
+@pytest.mark.parametrize("w", [1, 5, 8])  # entry by entry up to SCALAR_BLOCK, LAPACK blocks above
+def test_block_tridiagonal_solve_matches_a_dense_solve(w):
+    k, rng = 6, np.random.default_rng(w)
+    X = rng.standard_normal((k * w, k * w))
+    block = np.arange(k * w) // w
+    A = (X @ X.T + k * w * np.eye(k * w)) * (np.abs(block[:, None] - block[None, :]) <= 1)
+    D = np.stack([A[i * w:(i + 1) * w, i * w:(i + 1) * w] for i in range(k)])
+    S = np.stack([A[(i + 1) * w:(i + 2) * w, i * w:(i + 1) * w] for i in range(k - 1)])
+    r = rng.standard_normal(k * w)
+    x = block_tridiagonal_solve(jnp.asarray(D), jnp.asarray(S), jnp.asarray(r.reshape(k, w)))
+    np.testing.assert_allclose(np.ravel(x), np.linalg.solve(A, r), rtol=1e-12, atol=1e-14)
+
+
+def test_band_plan_recovers_a_shuffled_band():
+    n, rng = 40, np.random.default_rng(0)
+    band = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= 2
+    shuffle = rng.permutation(n)
+    perm, w = band_plan(band[np.ix_(shuffle, shuffle)])
+    assert w == 2 and len(perm) == n and sorted(perm) == list(range(n))
+    assert band_plan(np.ones((n, n), bool)) is None  # dense: one block
+
+
+@pytest.mark.parametrize("name", ["bricard", "spatial_four_bar", "a02"])
+def test_block_products_match_the_dense_matrix(name):
+    model = examples.n_four_bar(17) if name == "a02" else getattr(examples, name)()
+    rng = np.random.default_rng(1)
+    q = model.q0 + 1e-2 * rng.standard_normal(model.nq)
+    C = jmbs.constraint_matrix(model, q, 0.3)
+    blocks = constraint_blocks(model, q, 0.3)
+    lam = rng.standard_normal(model.nc)
+    W = inverse_body_mass(model)
+    A = C @ jmbs.inverse_mass_matrix(model) @ C.T
+    np.testing.assert_allclose(weighted_gram(model, blocks, W), A, rtol=1e-12,
+                               atol=1e-12 * float(jnp.max(jnp.abs(A))))
+    np.testing.assert_allclose(blocks_rmatvec(model, blocks, lam), C.T @ lam, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gram_pattern(model) | (A == 0), True)  # no entry outside the pattern
+
+
+def test_the_banded_step_matches_the_dense_step():
+    """A02 with N = 17 (105 velocities: the blocks and the block tridiagonal solve)
+    against the step's equations solved densely; and its gradient by central differences."""
+    model = examples.n_four_bar(17)
+    rng = np.random.default_rng(2)
+    s = jmbs.StepState.initial(model)
+    s = jmbs.StepState(s.q + 1e-3 * rng.standard_normal(model.nq),
+                       s.v + 0.1 * rng.standard_normal(model.nv), s.t, s.lam)
+    c, d, h = 10 ** rng.uniform(-7, -5, model.nc), rng.uniform(0, 10, model.nc), 1e-2
+    new = jmbs.step(model, s, h, compliance=c, damping=d)
+    C, Minv = jmbs.constraint_matrix(model, s.q, s.t), jmbs.inverse_mass_matrix(model)
+    b = jmbs.velocity_rhs(model, s.q, s.t)
+    v_free = s.v + h * Minv @ jmbs.generalized_forces(model, s.q, s.v, s.t)
+    lam = np.linalg.solve(C @ Minv @ C.T + np.diag(c / ((h + c * d) * h)),
+                          (C @ v_free + b + jmbs.phi(model, s.q, s.t) / (h + c * d)) / h)
+    np.testing.assert_allclose(new.lam, lam, rtol=1e-9, atol=1e-12 * np.max(np.abs(lam)))
+    np.testing.assert_allclose(new.v, v_free - h * Minv @ C.T @ lam, rtol=1e-9, atol=1e-12)
+
+    def end(scale):
+        return run(model, jmbs.RegularizedEuler(h, compliance=scale * c), 5).q[-3]
+
+    eps = 1e-4
+    fd = (end(1 + eps) - end(1 - eps)) / (2 * eps)
+    assert float(jax.grad(end)(1.0)) == pytest.approx(float(fd), rel=1e-5)
