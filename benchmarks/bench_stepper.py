@@ -25,7 +25,9 @@ The violation is `max |Phi|` (jmbs) and `max |efc_pos|` of the equality rows (Mu
 at the end of the run. Reactions on the redundant joints: the Bricard's closure after
 1 s with two softness settings in each code; jmbs says which reactions are unique.
 
-On a machine with a GPU, JAX runs the jmbs side there (`jax.devices()` is printed);
+On the CPU jmbs gets one XLA device per MuJoCo thread (the batch sharded over them,
+each device running its share in chunks). On a machine with a GPU, JAX runs the jmbs
+side there (`jax.devices()` is printed);
 MuJoCo stays on the CPU threads (MJX is not installed beside the project's JAX).
 """
 
@@ -35,14 +37,20 @@ import os
 import statistics
 import time
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+THREADS = os.cpu_count() or 1
+# jmbs gets one CPU device per thread MuJoCo gets (docs/batch.md: a device per core),
+# the batch sharded over them; set XLA_FLAGS yourself to choose otherwise.
+if "device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + f" --xla_force_host_platform_device_count={THREADS}").strip()
 
-import jmbs
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jmbs  # noqa: E402
 
 H = 1e-2
-THREADS = os.cpu_count() or 1
 
 
 def mjcf_bricard() -> str:
