@@ -5,7 +5,8 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py build   # import, redundant manipulator twice, one body
     python benchmarks/bench_latency.py sim     # import, Bricard: simulate and solvability twice
     python benchmarks/bench_latency.py sim5 [--cache DIR]  # first and second simulate(bricard(), 5.0)
-    python benchmarks/bench_latency.py programs  # the first simulate(bricard(), 5.0)'s programs:
+    python benchmarks/bench_latency.py programs [CASE]  # a first simulate's programs
+                                               # (default the Bricard, 5 s):
                                                # tracing, lowering, XLA seconds of each
     python benchmarks/bench_latency.py builds  # every bundled model's build, each in a new process
     python benchmarks/bench_latency.py ops     # the Bricard's constraint terms: HLO operations,
@@ -77,7 +78,7 @@ def main(what: str) -> dict:
         timed(out, "bricard_simulate_5s_first", lambda: jmbs.simulate(m, 5.0).q)
         timed(out, "bricard_simulate_5s_second", lambda: jmbs.simulate(m, 5.0).q)
     elif what == "programs":
-        return programs()
+        return programs(sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] in CASES else "bricard")
     elif what == "build-one":
         timed(out, "build", lambda: jmbs.examples.ALL[sys.argv[2]]().q0)
     elif what == "builds":
@@ -94,8 +95,9 @@ def main(what: str) -> dict:
     return {k: round(v, 2) for k, v in out.items()}
 
 
-def programs() -> dict:
-    """Build and first `simulate(bricard(), 5.0)`: per compiled program (JAX's compile log),
+def programs(name: str = "bricard") -> dict:
+    """Build and first `simulate` of one of the `ratio` cases (default the Bricard, 5 s):
+    per compiled program (JAX's compile log),
     the seconds of tracing, lowering to MLIR and XLA compilation. Programs compiled in a
     thread (the saved states') overlap the integration's: their seconds add to the
     table, not to the wall time."""
@@ -118,8 +120,9 @@ def programs() -> dict:
     logging.getLogger("jax").setLevel(logging.WARNING)
     jax.config.update("jax_log_compiles", True)
     out = {"import": T_IMPORT}
-    m = timed(out, "bricard_build", jmbs.examples.bricard)
-    timed(out, "bricard_simulate_5s_first", lambda: jmbs.simulate(m, 5.0).q)
+    build, t1, _ = CASES[name]
+    m = timed(out, f"{name}_build", build)
+    timed(out, f"{name}_simulate_{t1:g}s_first", lambda: jmbs.simulate(m, t1).q)
     out = {k: round(v, 2) for k, v in out.items()}
     out["programs"] = {name: {k: round(v, 2) for k, v in s.items()}
                        for name, s in sorted(seconds.items(), key=lambda x: -sum(x[1].values()))

@@ -39,6 +39,7 @@ class Args(eqx.Module):
     stabilization: AbstractStabilization
 
 
+@eqx.filter_jit  # traced once, reused by the controller's and every step's trace
 def vector_field(t, y, args: Args):
     """`(q_dot, v_dot)` at `(t, (q, v))`; with force elements the state carries their
     non-conservative work `w` too: `(q_dot, v_dot, w_dot)` at `(t, (q, v, w))`."""

@@ -150,10 +150,10 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     saveat = _times(t0, t1, dt0, saveat, backward)
     t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
     concrete = not is_traced(model, q0, v0, t0)
-    off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else None
+    off, q_off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else (None, False)
     # The rank is decided on the constraints: at a start slightly off them, redundant
     # rows are only nearly dependent.
-    q_on = q0 if off is None else assemble(model, q0, t0, throw=False)
+    q_on = assemble(model, q0, t0, throw=False) if q_off else q0
     formulation = default_formulation(model) if formulation is None else formulation
     prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
     check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
@@ -342,10 +342,11 @@ def _resolve_tolerances(solver, controller):
 
 
 def _check_initial_state(model: Model, q0, v0, t0, tol: float,
-                          method: AbstractSolvabilityMethod) -> str | None:
+                          method: AbstractSolvabilityMethod) -> tuple[str | None, bool]:
     """Host-side validation of a concrete initial state (it does not change the
     compiled program): refuse NaN and a configuration far off the constraints;
-    return a description of a small violation (the run projects it) or None."""
+    return a description of a small violation (the run projects it) or None, and
+    whether the positions are off (not only the velocities)."""
     for what, x in (("q0", q0), ("v0", v0)):
         if not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{what} contains NaN or inf; pass a finite initial state")
@@ -363,7 +364,7 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float,
                          f"(t0 = {float(t0):g}): " + (f"{singular} ({clash})" if singular else clash))
     verr = float(np.max(np.abs(np.asarray(velocity_error)), initial=0.0))
     vsize = max(1.0, float(np.max(np.abs(np.asarray(v0)), initial=0.0)))
-    if off <= ON_CONSTRAINTS_TOL * size and verr <= ON_CONSTRAINTS_TOL * vsize:
-        return None
-    return (f"|Phi| = {off:.3g} at element {worst!r}, "
-            f"|C v + b| = {verr:.3g}")
+    q_off = off > ON_CONSTRAINTS_TOL * size
+    if not q_off and verr <= ON_CONSTRAINTS_TOL * vsize:
+        return None, False
+    return f"|Phi| = {off:.3g} at element {worst!r}, |C v + b| = {verr:.3g}", q_off

@@ -132,6 +132,7 @@ class _ProjectedSolver(diffrax.AbstractWrappedSolver):
         return self.solver.func(terms, t0, y0, args)
 
 
+@eqx.filter_jit  # traced once, reused by every trace of a step (a first call's latency)
 def project(model: Model, q: Array, v: Array, t: Array, tol, max_iterations: int):
     """Mass-weighted projection of `q` onto `Phi(q, t) = 0` (Gauss-Newton with the
     pseudoinverse, through the quaternion retraction), then of `v` onto
