@@ -396,10 +396,12 @@ def _spring_energy(model: Model, q: Array) -> Array:
                jnp.zeros(()))
 
 
-def element_power(model: Model, q: Array, v: Array, t, lam: Array) -> Array:
+def element_power(model: Model, q: Array, v: Array, t, lam: Array, F: Array | None = None) -> Array:
     """The power of the force elements' non-conservative part: their total power
-    `F_e . v` plus the rate of their potential energy (traced code)."""
-    F = element_forces(model, q, v, t) + (element_forces(model, q, v, t, lam)
-                                          if reads_reactions(model) else 0.0)
+    `F_e . v` plus the rate of their potential energy (traced code). `F`: the
+    generalized forces `generalized_forces` already gave at this state, if at hand
+    (the elements are then not evaluated again: a smaller program)."""
+    F = (element_forces(model, q, v, t) if F is None else F - _inertial_forces(model, v)) + (
+        element_forces(model, q, v, t, lam) if reads_reactions(model) else 0.0)
     _, dV = jax.jvp(lambda qq: _spring_energy(model, qq), (q,), (qdot(model, q, v),))
     return F @ v + dV

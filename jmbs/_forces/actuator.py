@@ -3,13 +3,11 @@
 from typing import ClassVar
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import body_qdot
 from .base import (
-    AbstractForce,
+    AbstractMeasuredForce,
     LoadInputs,
     constants,
     evaluate_laws,
@@ -20,7 +18,7 @@ from .base import (
 )
 
 
-class Actuator(AbstractForce):
+class Actuator(AbstractMeasuredForce):
     """Along a revolute joint's angle a torque, along a prismatic joint's slide a force
     (a cylindrical joint's `coordinate` says which), on body j (opposite on body i)."""
 
@@ -39,8 +37,8 @@ class Actuator(AbstractForce):
         return cls(*names_and_bodies(specs), *laws_of(specs), joint_coordinate(specs, ctx),
                    constants(ctx, specs, "force", (1,)))
 
-    def rate(self, qs, vs):
-        return jax.jvp(lambda q: self.joint.phi(q, jnp.zeros(())), (qs,), (body_qdot(qs, vs),))[1]
+    def measure(self, qs: Array) -> Array:
+        return self.joint.phi(qs, jnp.zeros(()))  # (n, 1): the joint coordinate
 
-    def load(self, qs, vs, x: LoadInputs):
+    def law(self, c, rate, x: LoadInputs):
         return evaluate_laws(self.laws, self.law_inputs, self.value, x)

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .._bodies import body_qdot
 from .._expression import Expression
 from .._joints.base import DeriveContext
 from .._joints.registry import measuring_group
@@ -157,6 +158,38 @@ class AbstractForce(eqx.Module):
         """`(n, k, nv_b)` generalized forces on the instances' bodies: `J^T load`."""
         _, pullback = jax.vjp(lambda w: self.rate(qs, w), vs)
         return pullback(self.load(qs, vs, x))[0]
+
+
+class AbstractMeasuredForce(AbstractForce):
+    """Elements whose loads act along a measure of the configuration `c(q)` (a
+    bushing's deflection, a spring's length, a joint coordinate): `rate` is `c'`,
+    `load` is `law(c, c', x)`, and the generalized forces `J^T load` come from one
+    linearization of the measure and its transpose (`jax.linearize`,
+    `jax.linear_transpose`), a program about half the size of a `jax.vjp` through
+    `rate` and `load` (each a derivative of the measure again): what the first
+    call compiles, and reverse mode differentiates, in every vector field."""
+
+    @abc.abstractmethod
+    def measure(self, qs: Array) -> Array:
+        """`(n, m)` the coordinates the loads act along."""
+
+    @abc.abstractmethod
+    def law(self, c: Array, rate: Array, x: LoadInputs) -> Array:
+        """`(n, m)` the loads at the measure `c` and its rate."""
+
+    def rate(self, qs, vs):
+        return jax.jvp(self.measure, (qs,), (body_qdot(qs, vs),))[1]
+
+    def load(self, qs, vs, x: LoadInputs):
+        return self.law(self.measure(qs), self.rate(qs, vs), x)
+
+    def generalized(self, qs, vs, x: LoadInputs):
+        c, tangent = jax.linearize(self.measure, qs)
+
+        def rate(w):
+            return tangent(body_qdot(qs, w))
+
+        return jax.linear_transpose(rate, vs)(self.law(c, rate(vs), x))[0]
 
 
 def names_and_bodies(specs) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:

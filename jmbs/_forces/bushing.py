@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import body_qdot, position, rotation
+from .._bodies import position, rotation
 from .._joints.base import local_frames, local_points
-from .base import AbstractForce, LoadInputs, names_and_bodies
+from .base import AbstractMeasuredForce, LoadInputs, names_and_bodies
 
 
 def _deflection(s_i, s_j, E_i, E_j, q):
@@ -33,7 +33,7 @@ def _deflection(s_i, s_j, E_i, E_j, q):
     return jnp.concatenate([d, factor * w])
 
 
-class Bushing(AbstractForce):
+class Bushing(AbstractMeasuredForce):
     """Loads `-(stiffness * c + damping * c')` along the bushing's coordinates `c`
     (translations `x, y[, z]`, then rotations); conservative with the potential
     `stiffness . c^2 / 2`. The compliant replacement of a joint."""
@@ -58,15 +58,12 @@ class Bushing(AbstractForce):
                    local_frames(ctx, specs, 1, E), ctx.stack(specs, "stiffness"),
                    ctx.stack(specs, "damping"))
 
-    def deflection(self, qs: Array) -> Array:
+    def measure(self, qs: Array) -> Array:
         """`(n, 3 | 6)` the bushing's coordinates (zero in the reference configuration)."""
         return jax.vmap(_deflection)(self.s_i, self.s_j, self.E_i, self.E_j, qs)
 
-    def rate(self, qs, vs):
-        return jax.jvp(self.deflection, (qs,), (body_qdot(qs, vs),))[1]
-
-    def load(self, qs, vs, x: LoadInputs):
-        return -(self.stiffness * self.deflection(qs) + self.damping * self.rate(qs, vs))
+    def law(self, c, rate, x: LoadInputs):
+        return -(self.stiffness * c + self.damping * rate)
 
     def potential(self, qs):
-        return 0.5 * jnp.sum(self.stiffness * self.deflection(qs) ** 2, axis=1)
+        return 0.5 * jnp.sum(self.stiffness * self.measure(qs) ** 2, axis=1)

@@ -4,15 +4,13 @@ axis, or along a prismatic (or cylindrical) joint's slide."""
 from typing import ClassVar
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import body_qdot
-from .base import AbstractForce, LoadInputs, joint_coordinate, joint_group_key, names_and_bodies
+from .base import AbstractMeasuredForce, LoadInputs, joint_coordinate, joint_group_key, names_and_bodies
 
 
-class AbstractJointSpringDamper(AbstractForce):
+class AbstractJointSpringDamper(AbstractMeasuredForce):
     """A generalized force `-(stiffness (c - rest) + damping c')` on body j along the
     joint coordinate `c` (its opposite on body i), `c` measured from the reference
     configuration (spatial angles: in (-pi, pi]). A member names its `kind` and the
@@ -34,18 +32,14 @@ class AbstractJointSpringDamper(AbstractForce):
                    ctx.stack(specs, "stiffness"), ctx.stack(specs, "damping"),
                    ctx.stack(specs, cls.rest_key))
 
-    def coordinate(self, qs: Array) -> Array:
-        return self.joint.phi(qs, jnp.zeros(()))[:, 0]
+    def measure(self, qs: Array) -> Array:
+        return self.joint.phi(qs, jnp.zeros(()))  # (n, 1): the joint coordinate
 
-    def rate(self, qs, vs):
-        return jax.jvp(self.coordinate, (qs,), (body_qdot(qs, vs),))[1][:, None]
-
-    def load(self, qs, vs, x: LoadInputs):
-        c, rate = self.coordinate(qs), self.rate(qs, vs)[:, 0]
-        return -(self.stiffness * (c - self.rest) + self.damping * rate)[:, None]
+    def law(self, c, rate, x: LoadInputs):
+        return -(self.stiffness * (c[:, 0] - self.rest) + self.damping * rate[:, 0])[:, None]
 
     def potential(self, qs):
-        return 0.5 * self.stiffness * (self.coordinate(qs) - self.rest) ** 2
+        return 0.5 * self.stiffness * (self.measure(qs)[:, 0] - self.rest) ** 2
 
 
 class RotationalSpringDamper(AbstractJointSpringDamper):

@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import body_qdot, point
+from .._bodies import point
 from .._joints.base import local_points
-from .base import AbstractForce, LoadInputs, names_and_bodies
+from .base import AbstractMeasuredForce, LoadInputs, names_and_bodies
 
 
 def _length(s_i, s_j, q):
@@ -19,7 +19,7 @@ def _length(s_i, s_j, q):
     return jnp.where(dd > 0, jnp.sqrt(safe), 0.0)
 
 
-class SpringDamper(AbstractForce):
+class SpringDamper(AbstractMeasuredForce):
     """Between the points `s_i` on body i and `s_j` on body j (body frames). The law
     gives the tension (positive pulls the points together): the linear
     `stiffness (L - rest_length) + damping L'`, or `law(L, L')`."""
@@ -45,15 +45,12 @@ class SpringDamper(AbstractForce):
                    local_points(ctx, specs, 1, ctx.stack(specs, "point_j")),
                    get("stiffness"), get("damping"), get("rest_length"))
 
-    def length(self, qs: Array) -> Array:
-        """`(n,)` the distance between the two points."""
-        return jax.vmap(_length)(self.s_i, self.s_j, qs)
+    def measure(self, qs: Array) -> Array:
+        """`(n, 1)` the distance between the two points."""
+        return jax.vmap(_length)(self.s_i, self.s_j, qs)[:, None]
 
-    def rate(self, qs, vs):
-        return jax.jvp(self.length, (qs,), (body_qdot(qs, vs),))[1][:, None]
-
-    def load(self, qs, vs, x: LoadInputs):
-        L, rate = self.length(qs), self.rate(qs, vs)[:, 0]
+    def law(self, c, rate, x: LoadInputs):
+        L, rate = c[:, 0], rate[:, 0]
         tension = self.stiffness * (L - self.rest_length) + self.damping * rate
         if any(f is not None for f in self.laws):
             tension = jnp.stack([tension[k] if f is None else jnp.asarray(f(L[k], rate[k]), float)
@@ -62,4 +59,4 @@ class SpringDamper(AbstractForce):
 
     def potential(self, qs):
         linear = jnp.asarray([f is None for f in self.laws])
-        return jnp.where(linear, 0.5 * self.stiffness * (self.length(qs) - self.rest_length) ** 2, 0.0)
+        return jnp.where(linear, 0.5 * self.stiffness * (self.measure(qs)[:, 0] - self.rest_length) ** 2, 0.0)
