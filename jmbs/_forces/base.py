@@ -11,7 +11,9 @@ The generalized force on the bodies is then `J^T load` with `J = d rate / d v`,
 computed by one `jax.vjp` of the linear map: no hand-written Jacobian per
 element, in 2-D and 3-D alike. Where `rate` is the time derivative of a
 coordinate `c(q)` and the load is `-dV/dc`, the element is exactly conservative
-with the potential `V(c)` (`potential`).
+with the potential `V(c)` (`potential`); such elements (`AbstractMeasuredForce`)
+give the measure `c(q)` and the law, and get `J^T load` from one linearization of
+`c` and its transpose.
 
 Elements of one kind are stacked into a group (a struct of arrays with the
 instances on the leading axis, topology static) like the joints. A force law
