@@ -19,7 +19,7 @@ Run each part in its own process (no persistent compilation cache), a few times:
 
 `ratio`: for the Bricard, the A02 chain (N = 40), Andrews' squeezer and a spatial model
 with force elements, the fresh-process seconds of import + build + first `simulate` (and
-of the first `jax.grad` through it), divided by the fresh-process seconds of a bare
+of the first jitted `jax.grad` through it), divided by the fresh-process seconds of a bare
 diffrax solve (and gradient) of a linear ODE with as many states, the same solver
 (Tsit5), controller (PID 1e-8) and 101 save times: the integrator's own cost on this
 machine. Medians of REPS (default 3) processes each.
@@ -173,13 +173,15 @@ def case(name: str, gradient: bool) -> dict:
     final positions' sum with respect to the case's parameter), from the process start."""
     build, t1, param = CASES[name]
     model = build()
-    if gradient:  # the formulation prepared on the concrete model, as docs/sensitivity.md says
+    if gradient:  # the formulation prepared on the concrete model, the gradient jitted, as
+        # docs/sensitivity.md says (`--eager`: `jax.grad` alone, the figures before 2026-11-27)
         f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
 
         def final(p):
             m = model.with_params({param: p})
             return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
-        jax.block_until_ready(jax.grad(final)(jnp.asarray(model.params()[param], float)))
+        grad = jax.grad(final) if "--eager" in sys.argv else jax.jit(jax.grad(final))
+        jax.block_until_ready(grad(jnp.asarray(model.params()[param], float)))
     else:
         jax.block_until_ready(jmbs.simulate(model, t1).q)
     return {"total": time.perf_counter() - t0, "states": model.nq + model.nv, "t1": t1}
@@ -198,7 +200,7 @@ def solve(a, saveat):
         jnp.ones(n), args=a, saveat=diffrax.SaveAt(ts=saveat),
         stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-8)).ys
 if gradient:
-    out = jax.grad(lambda a: jnp.sum(solve(a, jnp.array([t1]))[-1]))(1.0)
+    out = jax.jit(jax.grad(lambda a: jnp.sum(solve(a, jnp.array([t1]))[-1])))(1.0)
 else:
     out = solve(1.0, jnp.linspace(0.0, t1, 101))
 jax.block_until_ready(out)
