@@ -217,7 +217,7 @@ class RegularizedEuler(eqx.Module):
         c, d = self.rows(model)
         h = jnp.asarray(self.h, float)
         blocks = constraint_blocks(model, q, jnp.asarray(t, float))
-        A = _operators(model, blocks, inverse_body_mass(model))[0]
+        A = _operators(model, blocks, inverse_body_mass(model))[0]()
         return A + jnp.diag(c / ((h + c * d) * h))
 
     def step(self, model: Model, state: StepState) -> tuple[StepState, Array]:
@@ -252,7 +252,7 @@ def row_array(model: Model, x, what: str, xp=jnp):
     return out
 
 
-def _solve(model: Model, blocks: Array, Minv: Array, sigma: Array, rhs: Array,
+def _solve(model: Model, blocks: Array, Minv: Array, gram, sigma: Array, rhs: Array,
            solver: "RegularizedEuler") -> Array:
     """`(C M^-1 C^T + diag(sigma)) lambda = rhs`. Every row compliant (positive definite):
     a Cholesky solve, block tridiagonal in the bandwidth-reducing order where the
@@ -271,7 +271,7 @@ def _solve(model: Model, blocks: Array, Minv: Array, sigma: Array, rhs: Array,
         x = block_tridiagonal_solve(D + jax.vmap(jnp.diag)(diag), S, r).ravel()
         rows = np.where(perm < 0, model.nc, perm)  # padding past the end: dropped
         return jnp.zeros(model.nc).at[rows].set(x, mode="drop", unique_indices=True)
-    A = _operators(model, blocks, Minv)[0] + jnp.diag(sigma)
+    A = gram() + jnp.diag(sigma)
     if not rigid.any():
         return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(A, lower=True), rhs)
     return min_norm_solve(A, rhs, solver.rtol, solver.rank)
@@ -292,17 +292,18 @@ def _terms(model: Model, q: Array, t: Array) -> tuple[Array, Array, Array]:
     return blocks, scatter_rows(model, bs), jnp.where(hol, scatter_rows(model, rs), 0.0)
 
 
-def _operators(model: Model, blocks: Array, Minv: Array, gram: bool = True):
-    """`(C M^-1 C^T or None, v -> C v, lam -> C^T lam)` from `C`'s blocks: through the
-    dense `C` for small models, from the blocks from `STRUCTURED_MIN_NV` velocities on
-    (on the CPU XLA's dense products beat its gathers at the Bricard's 30 x 30, 4.2
-    against 6.6 us per instance; A02's 242 x 243 takes 0.9 ms dense against 0.15 ms)."""
+def _operators(model: Model, blocks: Array, Minv: Array):
+    """`(gram, v -> C v, lam -> C^T lam)` from `C`'s blocks, `gram()` giving the dense
+    `C M^-1 C^T` where a solve needs it: through the dense `C` for small models, from
+    the blocks from `STRUCTURED_MIN_NV` velocities on (on the CPU XLA's dense products
+    beat its gathers at the Bricard's 30 x 30, 4.2 against 6.6 us per instance; A02's
+    242 x 243 takes 0.9 ms dense against 0.15 ms)."""
     if structured(model):
-        return (weighted_gram(model, blocks, Minv) if gram else None,
-                partial(blocks_matvec, model, blocks), partial(blocks_rmatvec, model, blocks))
+        return (partial(weighted_gram, model, blocks, Minv), partial(blocks_matvec, model, blocks),
+                partial(blocks_rmatvec, model, blocks))
     C = scatter_matrix(model, [blocks])
-    A = C @ jax.scipy.linalg.block_diag(*Minv) @ C.T if gram else None
-    return A, lambda v: C @ v, lambda lam: C.T @ lam
+    return (lambda: C @ jax.scipy.linalg.block_diag(*Minv) @ C.T, lambda v: C @ v,
+            lambda lam: C.T @ lam)
 
 
 def _project(model: Model, q: Array, v: Array, t: Array, tol, iterations: int):
@@ -341,11 +342,11 @@ def _step(solver: RegularizedEuler, model: Model, state: StepState) -> tuple[Ste
         return jnp.einsum("bij,bj->bi", Minv, f.reshape(len(Minv), -1)).ravel()
 
     blocks, b, r = _terms(model, q, t)
-    _, matvec, rmatvec = _operators(model, blocks, Minv, gram=False)
+    gram, matvec, rmatvec = _operators(model, blocks, Minv)
     v_free = v + h * minv(generalized_forces(model, q, v, t))
     den = h + c * d
     rhs = (matvec(v_free) + b + r / den) / h
-    lam = _solve(model, blocks, Minv, c / (den * h), rhs, solver)  # step_matrix's
+    lam = _solve(model, blocks, Minv, gram, c / (den * h), rhs, solver)  # step_matrix's
     v_new = v_free - h * minv(rmatvec(lam))
     q_new = retract(model, q, h * v_new)
     ok = jnp.asarray(True)
