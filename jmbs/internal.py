@@ -46,9 +46,9 @@ from ._linalg import CRITERION_TOL as CRITERION_TOL
 from ._linalg import MARGINAL_DECADES as MARGINAL_DECADES
 from ._linalg import RANK_RTOL as RANK_RTOL
 from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
+from ._linalg import RankDecision as RankDecision
 from ._linalg import band_plan as band_plan
 from ._linalg import block_tridiagonal_solve as block_tridiagonal_solve
-from ._linalg import RankDecision as RankDecision
 from ._linalg import numerical_rank as numerical_rank
 from ._linalg import rank_decision as rank_decision
 from ._linalg import small_svd as small_svd
