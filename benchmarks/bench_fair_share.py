@@ -66,7 +66,7 @@ def main() -> None:
         name = "fair_share" if fair else "default"
         results[name] = {"alone_s": alone, "pair_s": pair, "kept": alone / max(pair)}
         print(f"{name:10s}: alone {alone:.3f} s, side by side {pair[0]:.3f} / {pair[1]:.3f} s; kept "
-              f"{alone / max(pair):.2f} of the alone-speed (median of {a.runs} warm 5 s runs)",
+              f"{results[name]['kept']:.2f} of the alone-speed (median of {a.runs} warm 5 s runs)",
               flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))

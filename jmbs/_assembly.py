@@ -261,19 +261,27 @@ def gram_gather(model: Model, rows: np.ndarray, cols: np.ndarray) -> tuple[np.nd
     return pick, gather
 
 
-def weighted_gram(model: Model, blocks: Array, W: Array, rows: np.ndarray | None = None,
-                  cols: np.ndarray | None = None) -> Array:
-    """`C W C^T` from `C`'s blocks (`constraint_blocks`' layout) and per-body weights
-    `W` (`(n_bodies, nv_b, nv_b)`, e.g. `inverse_body_mass`): one small product per body
-    and a static gather, no dense `C`. Dense `(nc, nc)` by default, or the entries at
-    static `(rows, cols)` (any shape, -1 for zero padding: a banded storage)."""
-    if rows is None:
-        rows, cols = np.arange(model.nc)[:, None], np.arange(model.nc)[None, :]
-    pick, gather = gram_gather(model, *np.broadcast_arrays(rows, cols))
+def body_products(model: Model, blocks: Array, W: Array) -> Array:
+    """The bodies' products `B_b W_b B_b^T` of `C`'s blocks (`constraint_blocks`' layout)
+    on each body, flattened, with a zero appended: what `gram_entries` gathers from."""
+    pick = _gram_sources(model)[0]
     nvb = NV[model.dim]
     Vb = jnp.concatenate([blocks, jnp.zeros((1, nvb))])[pick]  # (nb, k, nvb)
-    Ab = jnp.einsum("bin,bnm,bjm->bij", Vb, W, Vb).ravel()
-    return jnp.sum(jnp.concatenate([Ab, jnp.zeros(1)])[gather], axis=0)
+    return jnp.concatenate([jnp.einsum("bin,bnm,bjm->bij", Vb, W, Vb).ravel(), jnp.zeros(1)])
+
+
+def gram_entries(model: Model, products: Array, rows: np.ndarray, cols: np.ndarray) -> Array:
+    """The entries of `C W C^T` at static `(rows, cols)` (any shape, -1 for zero padding:
+    a banded storage) from `body_products`: a static gather, no dense `C`."""
+    return jnp.sum(products[gram_gather(model, *np.broadcast_arrays(rows, cols))[1]], axis=0)
+
+
+def weighted_gram(model: Model, blocks: Array, W: Array) -> Float[Array, "nc nc"]:
+    """`C W C^T` from `C`'s blocks (`constraint_blocks`' layout) and per-body weights
+    `W` (`(n_bodies, nv_b, nv_b)`, e.g. `inverse_body_mass`): one small product per body
+    and a static gather, no dense `C`."""
+    rows = np.arange(model.nc)
+    return gram_entries(model, body_products(model, blocks, W), rows[:, None], rows[None, :])
 
 
 def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:

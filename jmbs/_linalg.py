@@ -15,6 +15,7 @@ Tolerances that differ from `RANK_RTOL` on purpose are named here with the
 reason; modules import them rather than writing literals.
 """
 
+import collections
 import functools
 
 import equinox as eqx
@@ -221,9 +222,9 @@ def band_plan(pattern: np.ndarray) -> tuple[np.ndarray, int] | None:
     for start in np.argsort(degree, kind="stable"):  # one sweep per connected component
         if seen[start]:
             continue
-        seen[start], queue = True, [start]
+        seen[start], queue = True, collections.deque([start])
         while queue:
-            u = queue.pop(0)
+            u = queue.popleft()
             order.append(u)
             new = [x for x in np.flatnonzero(pattern[u]) if not seen[x]]
             for x in sorted(new, key=lambda x: degree[x]):

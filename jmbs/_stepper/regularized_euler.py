@@ -32,10 +32,12 @@ from jaxtyping import Array, Float
 from .._assembly import (
     blocks_matvec,
     blocks_rmatvec,
+    body_products,
     constraint_blocks,
     constraint_matrix,
     constraint_terms,
     generalized_forces,
+    gram_entries,
     gram_pattern,
     group_blocks,
     group_inputs,
@@ -264,8 +266,9 @@ def _solve(model: Model, blocks: Array, Minv: Array, gram, sigma: Array, rhs: Ar
         perm, w = plan
         k = len(perm) // w
         pos = perm.reshape(k, w)
-        D = weighted_gram(model, blocks, Minv, pos[:, :, None], pos[:, None, :])
-        S = weighted_gram(model, blocks, Minv, pos[1:, :, None], pos[:-1, None, :])
+        products = body_products(model, blocks, Minv)
+        D = gram_entries(model, products, pos[:, :, None], pos[:, None, :])
+        S = gram_entries(model, products, pos[1:, :, None], pos[:-1, None, :])
         diag = jnp.concatenate([sigma, jnp.ones(1)])[pos]  # padding (-1): identity rows
         r = jnp.concatenate([rhs, jnp.zeros(1)])[pos]
         x = block_tridiagonal_solve(D + jax.vmap(jnp.diag)(diag), S, r).ravel()
