@@ -101,6 +101,43 @@ def robot_sweeps(n: int, methods: list[str], batches: list[int | None]) -> dict:
     return out
 
 
+def trace_sweep(n: int, batch: int | None, out_dir: str, top: int = 25) -> None:
+    """One repeat of the mobile robot's default sweep under JAX's profiler; prints the
+    operations that took the most time per device thread (from the Perfetto trace,
+    which is copied to `out_dir/perfetto_trace.json.gz`)."""
+    import collections
+    import glob
+    import gzip
+    import shutil
+    import tempfile
+
+    m = jmbs.examples.mobile_robot()
+    lo, hi = jmbs.examples.steering_range()
+    rng = np.random.default_rng(2)
+    qs = jmbs.examples.mobile_robot_configurations(rng.uniform(lo, hi, n), rng.uniform(-1.0, 1.0, n))
+    jmbs.solvability_sweep(m, qs, batch_size=batch, progress=False)
+    log = tempfile.mkdtemp()
+    with jax.profiler.trace(log, create_perfetto_trace=True):
+        jmbs.solvability_sweep(m, qs, batch_size=batch, progress=False)
+    path = glob.glob(f"{log}/**/perfetto_trace.json.gz", recursive=True)[0]
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copy(path, os.path.join(out_dir, "perfetto_trace.json.gz"))
+    events = json.load(gzip.open(path))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {e["pid"]: e["args"].get("name", "") for e in events
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    total = collections.Counter()
+    count = collections.Counter()
+    for e in events:
+        if e.get("ph") == "X" and not e["name"].startswith("$"):
+            key = (names.get(e["pid"], "?")[:24], e["name"][:70])
+            total[key] += e.get("dur", 0.0)
+            count[key] += 1
+    print(f"trace of the robot's sweep, {n} configurations: top {top} operations (ms, calls)")
+    for key, us in total.most_common(top):
+        print(f"  {us / 1e3:9.2f} {count[key]:6d}  {key[0]}  {key[1]}", flush=True)
+
+
 def disagreements(a, b) -> int:
     """Configurations whose decisions differ between sweeps `a` and `b`; an AssertionError
     where a decision that differs is clear (a margin of `MARGINAL_DECADES` or more in both
@@ -198,16 +235,21 @@ def main():
     ap.add_argument("--cpu-cores", default=None)
     ap.add_argument("--cpu-robot", type=int, default=100_000)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--trace", default=None, help="folder: trace one sweep of the robot "
+                    "(--robot configurations, the first --robot-batch) and print its costliest "
+                    "operations; nothing else is run")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     backend = jax.default_backend()
     print("device:", jax.devices()[0].device_kind, backend, "jax", jax.__version__, flush=True)
     methods = [x for x in args.robot_methods.split(",") if x]
+    batches = [int(b) if b != "default" else None for b in args.robot_batch.split(",") if b] or [None]
+    if args.trace:
+        trace_sweep(args.robot, batches[0], args.trace)
+        return
     sizes = [int(x) for x in args.sizes.split(",") if x]
     results = {"device": jax.devices()[0].device_kind, "backend": backend, "jax": jax.__version__,
-               "robot": robot_sweeps(args.robot, methods, [int(b) if b != "default" else None for b in
-                                                             args.robot_batch.split(",") if b]
-                                     or [None]) if args.robot else {},
+               "robot": robot_sweeps(args.robot, methods, batches) if args.robot else {},
                "tree": tree_rows(sizes, args.dense_max, args.batch, with_sweep=not args.child)}
     if args.child:
         print("CHILD " + json.dumps(results), flush=True)

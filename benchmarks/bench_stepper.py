@@ -27,11 +27,14 @@ at the end of the run. Reactions on the redundant joints: the Bricard's closure 
 
 On the CPU jmbs gets one XLA device per MuJoCo thread (the batch sharded over them,
 each device running its share in chunks). On a machine with a GPU, JAX runs the jmbs
-side there (`jax.devices()` is printed);
-MuJoCo stays on the CPU threads (MJX is not installed beside the project's JAX).
+side there (`jax.devices()` is printed; `--chunk 0` vmaps the whole batch at once) and
+MuJoCo stays on the CPU threads; `--mjx` adds MJX (`mujoco-mjx`, when it installs beside
+the project's JAX) on the same device as jmbs, twice: with MuJoCo's default solver
+settings and with the fast ones MJX's documentation advises for throughput.
 """
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -140,7 +143,8 @@ def bench_jmbs(model, batch: int, steps: int, reps: int, chunk: int, seed: int =
     cs = jnp.concatenate([cs, jnp.repeat(cs[-1:], per_device * len(devices) - batch)])
     mesh = jax.sharding.Mesh(np.array(devices), ("b",))
     spec = jax.sharding.PartitionSpec("b")
-    run = jax.jit(jax.shard_map(lambda c: jax.lax.map(one, c, batch_size=min(chunk, per_device)),
+    chunk = min(chunk, per_device) if chunk else per_device
+    run = jax.jit(jax.shard_map(lambda c: jax.lax.map(one, c, batch_size=chunk),
                                 mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
     start = time.perf_counter()
     viol = run(cs).block_until_ready()
@@ -163,7 +167,7 @@ def bench_mujoco(name: str, batch: int, steps: int, reps: int, seed: int = 0) ->
     rng = np.random.default_rng(seed)
     models = []
     for tc in rng.uniform(0.02, 0.05, batch):
-        m = mujoco.MjModel.from_xml_string(mjcf_bricard() if name == "bricard" else mjcf_chain(40))
+        m = copy.copy(mj)  # a deep copy, 5x faster than parsing the XML again
         m.eq_solref[:] = (tc, 1.0)
         models.append(m)
     data = mujoco.MjData(mj)
@@ -183,6 +187,54 @@ def bench_mujoco(name: str, batch: int, steps: int, reps: int, seed: int = 0) ->
     t = statistics.median(times)
     return {"steps_per_s": batch * steps / t, "seconds": t,
             "max_violation": _mujoco_violation(models, out[:, -1], spec)}
+
+
+def bench_mjx(name: str, batch: int, steps: int, reps: int, fast: bool, seed: int = 0) -> dict:
+    """MJX (`mjx.step` vmapped, on JAX's default device) over `batch` instances, each with its
+    own `solref` time constant (a batched leaf of one `mjx.Model`). `fast`: the solver as
+    MJX's documentation advises for throughput (`iterations=1`, `ls_iterations=4`), else
+    MuJoCo's defaults as on the CPU. Float64, as jmbs (importing jmbs turns it on)."""
+    import mujoco
+    from mujoco import mjx
+
+    mj, qvel = mujoco_setup(name)
+    if fast:
+        mj.opt.iterations, mj.opt.ls_iterations = 1, 4
+    d = mujoco.MjData(mj)
+    if qvel is not None:
+        d.qvel[:] = qvel
+    mx, dx0 = mjx.put_model(mj), mjx.put_data(mj, d)
+    rng = np.random.default_rng(seed)
+    tcs = rng.uniform(0.02, 0.05, batch)
+    solref = jnp.asarray(np.broadcast_to(np.stack([tcs, np.ones(batch)], axis=1)[:, None, :],
+                                         (batch, mj.neq, 2)))
+
+    def one(sr):
+        m = mx.tree_replace({"eq_solref": sr})
+        dx = jax.lax.scan(lambda x, _: (mjx.step(m, x), None), dx0, None, length=steps)[0]
+        return dx.qpos, dx.qvel
+
+    run = jax.jit(jax.vmap(one))
+    start = time.perf_counter()
+    qpos, qv = jax.block_until_ready(run(solref))
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        jax.block_until_ready(run(solref))
+        times.append(time.perf_counter() - start)
+    t = statistics.median(times)
+    worst = 0.0
+    for k in range(min(batch, 16)):
+        m = mujoco_setup(name)[0]
+        m.eq_solref[:] = (tcs[k], 1.0)
+        dk = mujoco.MjData(m)
+        dk.qpos[:], dk.qvel[:] = np.asarray(qpos[k]), np.asarray(qv[k])
+        mujoco.mj_forward(m, dk)
+        eq = dk.efc_type[:dk.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        worst = max(worst, float(np.max(np.abs(dk.efc_pos[:dk.nefc][eq]), initial=0.0)))
+    return {"steps_per_s": batch * steps / t, "seconds": t, "compile_s": first - t,
+            "max_violation": worst, "solver": "iterations 1, ls_iterations 4" if fast else "default"}
 
 
 def _mujoco_violation(models, states, spec) -> float:
@@ -231,10 +283,14 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--models", default="bricard,a02")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--chunk", type=int, default=64, help="jmbs instances vmapped at once")
+    ap.add_argument("--chunk", type=int, default=64, help="jmbs instances vmapped at once "
+                    "(0: each device's whole share, as on a GPU)")
+    ap.add_argument("--mjx", action="store_true", help="also run MJX (mujoco-mjx installed beside "
+                    "the project's JAX) on JAX's default device, with MuJoCo's default solver "
+                    "settings and with the fast ones MJX's documentation advises")
     ap.add_argument("--max-seconds", type=float, default=120.0,
-                    help="skip a batch whose jmbs runs would take longer, estimated from the "
-                         "model's previous batch")
+                    help="on the CPU, skip a batch whose jmbs runs would take longer, estimated "
+                         "from the model's previous batch")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     print(f"devices: {jax.devices()}; MuJoCo threads: {THREADS}; h = {H}; jmbs chunk {args.chunk}")
@@ -244,7 +300,9 @@ def main():
         rate = None  # jmbs's steps per second at the previous batch
         for batch in map(int, args.batches.split(",")):
             steps = args.steps
-            if rate and batch * steps * (args.reps + 1) / rate > args.max_seconds:
+            # (on an accelerator the time hardly grows with the batch: no estimate)
+            if (rate and jax.default_backend() == "cpu"
+                    and batch * steps * (args.reps + 1) / rate > args.max_seconds):
                 print(f"{name:8s} batch {batch:5d}: skipped (jmbs would take about "
                       f"{batch * steps * (args.reps + 1) / rate:.0f} s > --max-seconds)", flush=True)
                 continue
@@ -253,6 +311,14 @@ def main():
             mu = bench_mujoco(name, batch, steps, args.reps)
             row = {"model": name, "batch": batch, "steps": steps, "jmbs": jm, "mujoco": mu,
                    "ratio": jm["steps_per_s"] / mu["steps_per_s"]}
+            if args.mjx:
+                for fast in (False, True):
+                    mx = row["mjx_fast" if fast else "mjx"] = bench_mjx(name, batch, steps, args.reps, fast)
+                    row["ratio_" + ("mjx_fast" if fast else "mjx")] = jm["steps_per_s"] / mx["steps_per_s"]
+                    print(f"{name:8s} batch {batch:5d}: MJX ({mx['solver']}) {mx['steps_per_s']:10.4g} "
+                          f"steps/s (compile {mx['compile_s']:.1f} s, max|efc_pos| "
+                          f"{mx['max_violation']:.1e}); jmbs/MJX {jm['steps_per_s'] / mx['steps_per_s']:.3g}",
+                          flush=True)
             results["runs"].append(row)
             print(f"{name:8s} batch {batch:5d}: jmbs {jm['steps_per_s']:10.4g} steps/s "
                   f"(compile {jm['compile_s']:.1f} s, max|Phi| {jm['max_violation']:.1e}); MuJoCo "

@@ -395,6 +395,47 @@ def _rotate_rows(r1: Array, r2: Array):
     return r1, r2, cos, sin
 
 
+JACOBI_MAX_SWEEPS = 40
+
+
+def jacobi_svd(F: Float[Array, "n J c"]) -> tuple[Array, Array, Array]:
+    """The SVD of a batch of wide matrices (`J <= c`) by one-sided Jacobi (Hestenes) on their
+    rows: cyclic sweeps over the row pairs, each pair rotated orthogonal (`_rotate_rows`'
+    angle), until every pair is orthogonal to `J` roundings of its norms (quadratic
+    convergence: 5-8 sweeps for 7 rows; at most `JACOBI_MAX_SWEEPS`). `U` (`J x J`) is the
+    transpose of the accumulated rotations, `s` the rows' norms, `Vh` (`J x c`) the rows
+    normalized (zero where `s` is), sorted by `s` descending. Backward stable, as LAPACK's;
+    element-wise over the batch, so on a GPU a few fused kernels per rotation where the
+    batched LAPACK-style SVD (cuSOLVER's Jacobi) costs 10x more (the mobile robot's 7 x 14
+    connection, 131072 configurations: 91 ms on one H200). The number of sweeps depends
+    on the data (a `while_loop`): not for reverse-mode differentiation."""
+    n, J, c = F.shape
+    X = jnp.concatenate([F, jnp.broadcast_to(jnp.eye(J, dtype=F.dtype), (n, J, J))], axis=2)
+    pairs = [(i, j) for i in range(J) for j in range(i + 1, J)]
+    tol = J * jnp.finfo(F.dtype).eps
+
+    def sweep(state):
+        X, _, k = state
+        off = jnp.zeros(n, F.dtype)
+        for i, j in pairs:
+            ri, rj = X[:, i], X[:, j]
+            a, b = jnp.sum(ri[:, :c] ** 2, axis=1), jnp.sum(rj[:, :c] ** 2, axis=1)
+            g = jnp.sum(ri[:, :c] * rj[:, :c], axis=1)
+            ab = jnp.sqrt(a * b)
+            off = jnp.maximum(off, jnp.abs(g) / jnp.where(ab > 0, ab, 1.0))
+            theta = 0.5 * jnp.arctan2(-2.0 * g, a - b)
+            cs, sn = jnp.cos(theta)[:, None], jnp.sin(theta)[:, None]
+            X = X.at[:, i].set(cs * ri - sn * rj).at[:, j].set(sn * ri + cs * rj)
+        return X, jnp.max(off), k + 1
+
+    X = jax.lax.while_loop(lambda st: (st[1] > tol) & (st[2] < JACOBI_MAX_SWEEPS), sweep,
+                           (X, jnp.array(jnp.inf, F.dtype), 0))[0]
+    s = jnp.sqrt(jnp.sum(X[:, :, :c] ** 2, axis=2))
+    order = jnp.argsort(-s, axis=1)
+    X, s = jnp.take_along_axis(X, order[:, :, None], axis=1), jnp.take_along_axis(s, order, axis=1)
+    return X[:, :, c:].mT, s, X[:, :, :c] / jnp.where(s > 0, s, 1.0)[:, :, None]
+
+
 def small_svd(F: Float[Array, "n J c"], full_matrices: bool = False) -> tuple[Array, Array, Array]:
     """`jnp.linalg.svd(F, full_matrices)` of a batch of small matrices `(n, J, c)`,
     singular values descending.

@@ -12,7 +12,8 @@ write their own formulation, solvability method or analysis (as lineax's
   (O(n) tree) methods are the default.
 - `AssemblyStep`: one step of the divide-and-conquer assembly (`jmbs.dca_assembly`).
 - `equilibrate`: the unit-free scaling of `C` every rank decision starts from.
-- `small_svd`: the batched SVD of small matrices (closed form for one or two rows)
+- `small_svd`: the batched SVD of small matrices (closed form for one or two rows);
+  `jacobi_svd`: by one-sided Jacobi, element-wise over the batch (the DCA's on an accelerator)
   used by the divide-and-conquer passes.
 - `sweep_defaults`: the method and batch size `jmbs.solvability_sweep` picks on a backend.
 - `sample_walk`, `sample_walks`: one random walk of `jmbs.sample_configurations`, and
@@ -49,6 +50,7 @@ from ._linalg import STRUCTURED_MIN_NV as STRUCTURED_MIN_NV
 from ._linalg import RankDecision as RankDecision
 from ._linalg import band_plan as band_plan
 from ._linalg import block_tridiagonal_solve as block_tridiagonal_solve
+from ._linalg import jacobi_svd as jacobi_svd
 from ._linalg import numerical_rank as numerical_rank
 from ._linalg import rank_decision as rank_decision
 from ._linalg import small_svd as small_svd
@@ -67,4 +69,4 @@ __all__ = ["AbstractFormulationState", "AssemblyStep", "band_plan", "block_tridi
            "DenseTerms", "DivideAndConquerState", "dynamics_terms", "DynamicsTerms", "EliminationState",
            "equilibrate", "FormulationState", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
            "PseudoinverseState", "rank_decision", "RANK_RTOL", "RankDecision", "RankState", "sample_walk",
-           "sample_walks", "small_svd", "STRUCTURED_MIN_NV", "sweep_defaults"]
+           "sample_walks", "small_svd", "jacobi_svd", "STRUCTURED_MIN_NV", "sweep_defaults"]

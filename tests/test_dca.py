@@ -134,6 +134,13 @@ def test_sweep_jit_and_vmap_agree_with_nullspace():
     np.testing.assert_array_equal(b.component_unique, a.component_unique)
     f = jax.jit(jax.vmap(lambda q: jmbs.solvability_decisions(model, q, 0.0, "dca").unique))
     np.testing.assert_array_equal(np.asarray(f(qs)), a.unique)
+    # The accelerator's path (connections of more than two rows by one-sided Jacobi: here
+    # the ground's 7 x 14) on the CPU: the same decisions.
+    c = jmbs.solvability_sweep(model, qs, method=jmbs.DCA(jacobi_svd=True), batch_size=4)
+    np.testing.assert_array_equal(c.rank, a.rank)
+    np.testing.assert_array_equal(c.unique, a.unique)
+    np.testing.assert_array_equal(c.component_unique, a.component_unique)
+    np.testing.assert_allclose(c.rank_values[:, :-2], b.rank_values[:, :-2], rtol=1e-12)
 
 
 def test_a_body_without_joints_and_a_loop_closed_at_a_leaf():
@@ -164,3 +171,16 @@ def test_block_path_equals_the_dense_path():
     np.testing.assert_allclose(dense.criterion, blocks.criterion, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(dense.component_criterion, blocks.component_criterion,
                                rtol=1e-10, atol=1e-14)
+
+
+def test_jacobi_connections_agree_on_a_spatial_loop():
+    """The Bricard's connections (five rows per revolute) by one-sided Jacobi, as on an
+    accelerator: the null-space method's decisions, rank values to rounding."""
+    model = examples.bricard()
+    a = jmbs.solvability(model, method=jmbs.DCA()).decisions
+    b = jmbs.solvability(model, method=jmbs.DCA(jacobi_svd=True)).decisions
+    ref = jmbs.solvability(model).decisions
+    assert int(b.rank) == int(ref.rank) == model.nc - 1
+    np.testing.assert_array_equal(np.asarray(b.unique), np.asarray(ref.unique))
+    np.testing.assert_array_equal(np.asarray(b.component_unique), np.asarray(ref.component_unique))
+    np.testing.assert_allclose(np.asarray(b.rank_values)[:-1], np.asarray(a.rank_values)[:-1], rtol=1e-12)

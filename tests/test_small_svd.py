@@ -1,6 +1,7 @@
 """The closed-form SVD of one- and two-row matrices (`jmbs.internal.small_svd`, which the
-divide-and-conquer solves and the DCA analysis decompose every connection with) against
-NumPy's LAPACK SVD, for singular values from equal to 1e16 apart.
+divide-and-conquer solves and the DCA analysis decompose every connection with) and the
+one-sided Jacobi SVD of wider connections (`jmbs.internal.jacobi_svd`, the DCA's on an
+accelerator) against NumPy's LAPACK SVD, for singular values from equal to 1e16 apart.
 
 What a backward-stable SVD guarantees, and what is asserted: singular values within a
 few roundings of the largest one (`eps * sigma_1`) of NumPy's, descending (to a rounding); `U diag(s) Vh`
@@ -14,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jmbs.internal import small_svd
+from jmbs.internal import jacobi_svd, small_svd
 
 EPS = np.finfo(float).eps
 RATIOS = [10.0**e for e in range(0, 17)]  # sigma_1 / sigma_2: 1 to 1e16
@@ -22,20 +23,20 @@ RATIOS = [10.0**e for e in range(0, 17)]  # sigma_1 / sigma_2: 1 to 1e16
 
 def _matrices(J: int, c: int, n: int, seed: int) -> np.ndarray:
     """`n` random `(J, c)` matrices for each ratio in RATIOS, `sigma_1` between 1e-3 and 1e3,
-    with random singular vectors."""
+    the others geometrically down to `sigma_1 / ratio`, with random singular vectors."""
     rng = np.random.default_rng(seed)
     out = []
     for ratio in RATIOS:
         U = np.linalg.qr(rng.standard_normal((n, J, J)))[0]
         V = np.linalg.qr(rng.standard_normal((n, c, c)))[0][:, :, :J]
         scale = 10.0 ** rng.uniform(-3, 3, n)
-        s = scale[:, None] * np.array([1.0, 1.0 / ratio][:J])[None, :]
+        s = scale[:, None] * (ratio ** -np.linspace(0.0, 1.0, J))[None, :]
         out.append(np.einsum("nij,nj,nkj->nik", U, s, V))
     return np.concatenate(out)
 
 
-def _check(F: np.ndarray, tol: float = 8.0):
-    U, s, Vh = (np.asarray(x) for x in small_svd(jnp.asarray(F)))
+def _check(F: np.ndarray, tol: float = 8.0, svd=small_svd):
+    U, s, Vh = (np.asarray(x) for x in svd(jnp.asarray(F)))
     n, J, c = F.shape
     assert U.shape == (n, J, J) and s.shape == (n, J) and Vh.shape == (n, J, c)
     ref = np.linalg.svd(F, compute_uv=False)
@@ -72,3 +73,22 @@ def test_small_svd_of_exactly_singular_and_zero_matrices():
     s, ref = _check(F)
     assert np.all(s[:3, 1] <= 8 * EPS * np.maximum(s[:3, 0], 1e-300))
     assert np.all(s[2] == 0.0)
+
+
+@pytest.mark.parametrize("J,c", [(3, 3), (3, 6), (5, 6), (7, 14)])
+def test_jacobi_svd_matches_numpy_across_singular_value_ratios(J, c):
+    _check(_matrices(J, c, 6, seed=100 + 10 * J + c), svd=jacobi_svd)
+
+
+def test_jacobi_svd_of_exactly_singular_and_zero_matrices():
+    rng = np.random.default_rng(3)
+    r = rng.standard_normal((3, 5))
+    F = np.stack([np.stack([r[0], 2.5 * r[0], r[1], -r[0]]),        # rank 2, repeated rows
+                  np.stack([r[0], np.zeros(5), r[1], np.zeros(5)]),  # zero rows
+                  np.zeros((4, 5)),                                  # the zero matrix
+                  np.stack([r[0], r[1], r[0] + r[1], r[2]]),         # a row the sum of two
+                  np.stack([r[0], r[0] * (1 + EPS), r[1], r[2]])])   # equal to a rounding
+    s, ref = _check(F, svd=jacobi_svd)
+    rank = [2, 2, 0, 3, 3]
+    for k, r_k in enumerate(rank):
+        assert np.all(s[k, r_k:] <= 8 * EPS * max(s[k, 0], 1e-300)), (k, s[k])

@@ -142,19 +142,33 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
         raise ValueError(f"batch_size must be a positive int (configurations per compiled call); "
                          f"got {batch_size!r}")
     bs = min(int(batch_size), n)
-    chunks = []
     n_chunks = math.ceil(n / bs)
     show = n_chunks > 1 if progress is None else progress
+    out, pending = None, None
+
+    def collect(start, dec):
+        """Chunk `dec`'s decisions into `out` from `start` (allocated at the first chunk)."""
+        nonlocal out
+        dec = jax.device_get(dec)
+        if out is None:
+            out = jax.tree.map(lambda x: np.empty((n,) + x.shape[1:], x.dtype), dec)
+        size = min(bs, n - start)
+        jax.tree.map(lambda o, x: o.__setitem__(slice(start, start + size), x[:size]), out, dec)
+
+    # One chunk in flight while the previous one's decisions come back to the host.
     for k in tqdm(range(n_chunks), desc="solvability sweep", unit="chunk", disable=not show):
         q, t = qs[k * bs:(k + 1) * bs], ts[k * bs:(k + 1) * bs]
         pad = bs - len(q)
         if pad:
             q = np.concatenate([q, np.repeat(q[-1:], pad, axis=0)])
             t = np.concatenate([t, np.repeat(t[-1:], pad)])
-        dec = jax.device_get(m.decisions_batch(model, jnp.asarray(q), jnp.asarray(t)))
-        chunks.append(jax.tree.map(lambda x: x[: bs - pad], dec))
-    dec = jax.tree.map(lambda *x: np.concatenate(x), *chunks)
-    return SolvabilitySweep(model, m.name, dec)
+        dec = m.decisions_batch(model, jnp.asarray(q), jnp.asarray(t))
+        jax.tree.map(lambda x: x.copy_to_host_async(), dec)
+        if pending is not None:
+            collect(*pending)
+        pending = (k * bs, dec)
+    collect(*pending)
+    return SolvabilitySweep(model, m.name, out)
 
 
 @dataclasses.dataclass(frozen=True)
