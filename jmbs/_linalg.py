@@ -414,22 +414,23 @@ def jacobi_svd(F: Float[Array, "n J c"]) -> tuple[Array, Array, Array]:
     pairs = [(i, j) for i in range(J) for j in range(i + 1, J)]
     tol = J * jnp.finfo(F.dtype).eps
 
-    def sweep(state):
-        X, _, k = state
-        off = jnp.zeros(n, F.dtype)
+    def sweep(state):  # the rows apart, so that a rotation reads and writes its two only
+        rows, _, k = state
+        rows, off = list(rows), jnp.zeros(n, F.dtype)
         for i, j in pairs:
-            ri, rj = X[:, i], X[:, j]
+            ri, rj = rows[i], rows[j]
             a, b = jnp.sum(ri[:, :c] ** 2, axis=1), jnp.sum(rj[:, :c] ** 2, axis=1)
             g = jnp.sum(ri[:, :c] * rj[:, :c], axis=1)
             ab = jnp.sqrt(a * b)
             off = jnp.maximum(off, jnp.abs(g) / jnp.where(ab > 0, ab, 1.0))
             theta = 0.5 * jnp.arctan2(-2.0 * g, a - b)
             cs, sn = jnp.cos(theta)[:, None], jnp.sin(theta)[:, None]
-            X = X.at[:, i].set(cs * ri - sn * rj).at[:, j].set(sn * ri + cs * rj)
-        return X, jnp.max(off), k + 1
+            rows[i], rows[j] = cs * ri - sn * rj, sn * ri + cs * rj
+        return tuple(rows), jnp.max(off), k + 1
 
-    X = jax.lax.while_loop(lambda st: (st[1] > tol) & (st[2] < JACOBI_MAX_SWEEPS), sweep,
-                           (X, jnp.array(jnp.inf, F.dtype), 0))[0]
+    rows = jax.lax.while_loop(lambda st: (st[1] > tol) & (st[2] < JACOBI_MAX_SWEEPS), sweep,
+                              (tuple(X[:, i] for i in range(J)), jnp.array(jnp.inf, F.dtype), 0))[0]
+    X = jnp.stack(rows, axis=1)
     s = jnp.sqrt(jnp.sum(X[:, :, :c] ** 2, axis=2))
     order = jnp.argsort(-s, axis=1)
     X, s = jnp.take_along_axis(X, order[:, :, None], axis=1), jnp.take_along_axis(s, order, axis=1)

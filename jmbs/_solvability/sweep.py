@@ -37,7 +37,7 @@ def sweep_defaults(model: Model, backend: str) -> tuple[str, int]:
     accelerator the divide-and-conquer analysis, whose small factorizations batch well
     there, where the dense methods' do not (one H200, the mobile robot's sweep: the
     pivoted QR of "nullspace" runs on the host, 14 us per configuration; "svd" 2.3 us;
-    "dca" 1.5 us, 0.79 us with its wide connections by Jacobi), and batches of about
+    "dca" 1.5 us, 0.71-0.79 us with its wide connections by Jacobi), and batches of about
     `ACCELERATOR_BATCH_BYTES` of matrices (262144 instead of 131072: 1.02 against 0.79 us)."""
     if backend == "cpu":
         return default_uniqueness(model), DEFAULT_BATCH
