@@ -27,7 +27,7 @@ at the end of the run. Reactions on the redundant joints: the Bricard's closure 
 
 On the CPU jmbs gets one XLA device per MuJoCo thread (the batch sharded over them,
 each device running its share in chunks). On a machine with a GPU, JAX runs the jmbs
-side there (`jax.devices()` is printed; `--chunk 0` vmaps the whole batch at once) and
+side there (`jax.devices()` is printed; the whole batch in one vmap, `--chunk 0`) and
 MuJoCo stays on the CPU threads; `--mjx` adds MJX (`mujoco-mjx`, when it installs beside
 the project's JAX) on the same device as jmbs, twice: with MuJoCo's default solver
 settings and with the fast ones MJX's documentation advises for throughput.
@@ -283,8 +283,8 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--models", default="bricard,a02")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--chunk", type=int, default=64, help="jmbs instances vmapped at once "
-                    "(0: each device's whole share, as on a GPU)")
+    ap.add_argument("--chunk", type=int, default=None, help="jmbs instances vmapped at once "
+                    "(0: each device's whole share; default 64 on the CPU, 0 on an accelerator)")
     ap.add_argument("--mjx", action="store_true", help="also run MJX (mujoco-mjx installed beside "
                     "the project's JAX) on JAX's default device, with MuJoCo's default solver "
                     "settings and with the fast ones MJX's documentation advises")
@@ -293,6 +293,8 @@ def main():
                          "from the model's previous batch")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    if args.chunk is None:
+        args.chunk = 64 if jax.default_backend() == "cpu" else 0
     print(f"devices: {jax.devices()}; MuJoCo threads: {THREADS}; h = {H}; jmbs chunk {args.chunk}")
     results = {"devices": str(jax.devices()), "threads": THREADS, "h": H, "runs": []}
     for name in args.models.split(","):

@@ -154,7 +154,8 @@ def solvability_sweep(model: Model, qs, ts=None, *, method=None, batch_size: int
         if out is None:
             out = jax.tree.map(lambda x: np.empty((n,) + x.shape[1:], x.dtype), dec)
         size = min(bs, n - start)
-        jax.tree.map(lambda o, x: o.__setitem__(slice(start, start + size), x[:size]), out, dec)
+        for o, x in zip(jax.tree.leaves(out), jax.tree.leaves(dec)):
+            o[start:start + size] = x[:size]
 
     # One chunk in flight while the previous one's decisions come back to the host.
     for k in tqdm(range(n_chunks), desc="solvability sweep", unit="chunk", disable=not show):
