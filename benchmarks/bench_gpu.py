@@ -3,6 +3,7 @@
     python benchmarks/bench_gpu.py [--robot 1000000] [--robot-methods default,qr,nullspace,svd]
                                    [--robot-batch B] [--sizes 40,160,640] [--batch 4096]
                                    [--simulate 40] [--cpu-cores 0,1] [--json PATH]
+    python benchmarks/bench_gpu.py --trace DIR [--robot N] [--robot-batch B]
 
 0. The uniqueness sweep of Wojtyra & Fraczek's mobile robot (`jmbs.examples.mobile_robot()`,
    C 22 x 21) over `--robot` random configurations (slide uniform in the steering range
@@ -24,6 +25,10 @@ With `--cpu-cores` (default `0,1` when JAX's backend is not the CPU), parts 0 an
 run again in a child process on the CPU alone (`JAX_PLATFORMS=cpu`), pinned to those cores
 with `taskset`, on `--cpu-robot` configurations (default 100 000) and the first size; the
 script then prints the accelerator's speed-up per configuration and per state.
+
+`--trace DIR` runs one sweep of part 0 (default method) under JAX's profiler instead and
+prints its costliest operations (device kernels and host work), the Perfetto trace
+copied to `DIR/perfetto_trace.json.gz` (open it in ui.perfetto.dev).
 """
 
 import argparse
