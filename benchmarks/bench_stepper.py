@@ -226,13 +226,11 @@ def bench_mjx(name: str, batch: int, steps: int, reps: int, fast: bool, seed: in
     t = statistics.median(times)
     worst = 0.0
     for k in range(min(batch, 16)):
-        m = mujoco_setup(name)[0]
+        m = copy.copy(mj)
         m.eq_solref[:] = (tcs[k], 1.0)
         dk = mujoco.MjData(m)
         dk.qpos[:], dk.qvel[:] = np.asarray(qpos[k]), np.asarray(qv[k])
-        mujoco.mj_forward(m, dk)
-        eq = dk.efc_type[:dk.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
-        worst = max(worst, float(np.max(np.abs(dk.efc_pos[:dk.nefc][eq]), initial=0.0)))
+        worst = max(worst, _equality_violation(m, dk))
     return {"steps_per_s": batch * steps / t, "seconds": t, "compile_s": first - t,
             "max_violation": worst, "solver": "iterations 1, ls_iterations 4" if fast else "default"}
 
@@ -244,10 +242,17 @@ def _mujoco_violation(models, states, spec) -> float:
     for m, s in list(zip(models, states))[:16]:
         d = mujoco.MjData(m)
         mujoco.mj_setState(m, d, s, spec)
-        mujoco.mj_forward(m, d)
-        eq = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
-        worst = max(worst, float(np.max(np.abs(d.efc_pos[:d.nefc][eq]), initial=0.0)))
+        worst = max(worst, _equality_violation(m, d))
     return worst
+
+
+def _equality_violation(m, d) -> float:
+    """`max |efc_pos|` of the equality rows at `d`'s state."""
+    import mujoco
+
+    mujoco.mj_forward(m, d)
+    eq = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    return float(np.max(np.abs(d.efc_pos[:d.nefc][eq]), initial=0.0))
 
 
 def bricard_reactions() -> dict:
