@@ -42,6 +42,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _trace import trace  # the scripts run from benchmarks/
 
 import jmbs
 from jmbs.internal import MARGINAL_DECADES
@@ -106,41 +107,15 @@ def robot_sweeps(n: int, methods: list[str], batches: list[int | None]) -> dict:
     return out
 
 
-def trace_sweep(n: int, batch: int | None, out_dir: str, top: int = 25) -> None:
-    """One repeat of the mobile robot's default sweep under JAX's profiler; prints the
-    operations that took the most time per device thread (from the Perfetto trace,
-    which is copied to `out_dir/perfetto_trace.json.gz`)."""
-    import collections
-    import glob
-    import gzip
-    import shutil
-    import tempfile
-
+def trace_sweep(n: int, batch: int | None, out_dir: str) -> None:
+    """One repeat of the mobile robot's default sweep under JAX's profiler (`_trace.py`)."""
     m = jmbs.examples.mobile_robot()
     lo, hi = jmbs.examples.steering_range()
     rng = np.random.default_rng(2)
     qs = jmbs.examples.mobile_robot_configurations(rng.uniform(lo, hi, n), rng.uniform(-1.0, 1.0, n))
     jmbs.solvability_sweep(m, qs, batch_size=batch, progress=False)
-    log = tempfile.mkdtemp()
-    with jax.profiler.trace(log, create_perfetto_trace=True):
-        jmbs.solvability_sweep(m, qs, batch_size=batch, progress=False)
-    path = glob.glob(f"{log}/**/perfetto_trace.json.gz", recursive=True)[0]
-    os.makedirs(out_dir, exist_ok=True)
-    shutil.copy(path, os.path.join(out_dir, "perfetto_trace.json.gz"))
-    events = json.load(gzip.open(path))
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    names = {e["pid"]: e["args"].get("name", "") for e in events
-             if e.get("ph") == "M" and e.get("name") == "process_name"}
-    total = collections.Counter()
-    count = collections.Counter()
-    for e in events:
-        if e.get("ph") == "X" and not e["name"].startswith("$"):
-            key = (names.get(e["pid"], "?")[:24], e["name"][:70])
-            total[key] += e.get("dur", 0.0)
-            count[key] += 1
-    print(f"trace of the robot's sweep, {n} configurations: top {top} operations (ms, calls)")
-    for key, us in total.most_common(top):
-        print(f"  {us / 1e3:9.2f} {count[key]:6d}  {key[0]}  {key[1]}", flush=True)
+    trace(lambda: jmbs.solvability_sweep(m, qs, batch_size=batch, progress=False).rank, out_dir,
+          f"the robot's sweep, {n} configurations")
 
 
 def disagreements(a, b) -> int:

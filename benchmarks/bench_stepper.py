@@ -3,7 +3,10 @@ MuJoCo (`mujoco.rollout`, threads), side by side.
 
     .venv/bin/python benchmarks/bench_stepper.py [--batches 1,64,4096] [--steps 100]
                                                  [--models bricard,a02] [--reps 3]
-                                                 [--json PATH]
+                                                 [--chunk C] [--mjx] [--json PATH]
+    .venv/bin/python benchmarks/bench_stepper.py --trace DIR [--models M] [--batches B]
+                                                 (jmbs's run of the first model and batch
+                                                 under JAX's profiler: `_trace.py`)
 
 Models, the same step h = 1e-2 s in both codes:
 
@@ -50,6 +53,7 @@ if "device_count" not in os.environ.get("XLA_FLAGS", ""):
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _trace import trace  # noqa: E402  (the scripts run from benchmarks/)
 
 import jmbs  # noqa: E402
 
@@ -120,11 +124,12 @@ def jmbs_model(name: str):
     return jmbs.examples.bricard() if name == "bricard" else jmbs.examples.n_four_bar(40)
 
 
-def bench_jmbs(model, batch: int, steps: int, reps: int, chunk: int, seed: int = 0) -> dict:
-    """Steps per second of `batch` vmapped instances, each with its own compliance; in
-    chunks of `chunk` instances (`jax.lax.map(..., batch_size=chunk)`: on the CPU a
-    vmapped step over thousands of instances runs slower per instance than over tens,
-    its intermediate arrays leaving the caches)."""
+def jmbs_run(model, batch: int, steps: int, chunk: int, seed: int = 0):
+    """`(run, cs)`: the jitted run of `batch` instances, each with its own compliance `cs`,
+    sharded over the devices, each device's share in chunks of `chunk` instances
+    (`jax.lax.map(..., batch_size=chunk)`: on the CPU a vmapped step over thousands of
+    instances runs slower per instance than over tens, its intermediate arrays leaving
+    the caches; 0: the whole share); `run(cs)` gives each instance's final `max |Phi|`."""
     rng = np.random.default_rng(seed)
     cs = jnp.asarray(10.0 ** rng.uniform(-7, -5, batch))
     s0 = jmbs.StepState.initial(model)
@@ -146,6 +151,13 @@ def bench_jmbs(model, batch: int, steps: int, reps: int, chunk: int, seed: int =
     chunk = min(chunk, per_device) if chunk else per_device
     run = jax.jit(jax.shard_map(lambda c: jax.lax.map(one, c, batch_size=chunk),
                                 mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
+    return run, cs
+
+
+def bench_jmbs(model, batch: int, steps: int, reps: int, chunk: int, seed: int = 0) -> dict:
+    """Steps per second of `jmbs_run`'s `batch` instances (median of `reps` after the
+    first call, whose extra time is reported as the compile time)."""
+    run, cs = jmbs_run(model, batch, steps, chunk, seed)
     start = time.perf_counter()
     viol = run(cs).block_until_ready()
     first = time.perf_counter() - start
@@ -297,10 +309,19 @@ def main():
                     help="on the CPU, skip a batch whose jmbs runs would take longer, estimated "
                          "from the model's previous batch")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--trace", default=None, help="folder: trace one run of jmbs's instances "
+                    "(the first model and batch) and print its costliest operations; nothing "
+                    "else is run")
     args = ap.parse_args()
     if args.chunk is None:
         args.chunk = 64 if jax.default_backend() == "cpu" else 0
     print(f"devices: {jax.devices()}; MuJoCo threads: {THREADS}; h = {H}; jmbs chunk {args.chunk}")
+    if args.trace:
+        name, batch = args.models.split(",")[0], int(args.batches.split(",")[0])
+        run, cs = jmbs_run(jmbs_model(name), batch, args.steps, args.chunk)
+        run(cs).block_until_ready()
+        trace(lambda: run(cs), args.trace, f"jmbs's {name}, {batch} instances x {args.steps} steps")
+        return
     results = {"devices": str(jax.devices()), "threads": THREADS, "h": H, "runs": []}
     for name in args.models.split(","):
         model = jmbs_model(name)
