@@ -378,6 +378,18 @@ def compress_factor(X: Array, width: int) -> Array:
     return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))
 
 
+def _rotation(r1: Array, r2: Array, c: int):
+    """The plane rotation of the rows `r1`, `r2` (`(n, m)`) that makes their first `c`
+    columns orthogonal, with the angle that maximises `|r1'|` (so the larger comes
+    first): `(r1', r2', cos, sin, (a, b, g))`, `r1' = cos r1 - sin r2`, `r2' = sin r1 +
+    cos r2`, and the squared norms and the dot product it was computed from."""
+    a, b = jnp.sum(r1[:, :c] ** 2, axis=1), jnp.sum(r2[:, :c] ** 2, axis=1)
+    g = jnp.sum(r1[:, :c] * r2[:, :c], axis=1)
+    theta = 0.5 * jnp.arctan2(-2.0 * g, a - b)
+    cs, sn = jnp.cos(theta), jnp.sin(theta)
+    return cs[:, None] * r1 - sn[:, None] * r2, sn[:, None] * r1 + cs[:, None] * r2, cs, sn, (a, b, g)
+
+
 def _rotate_rows(r1: Array, r2: Array):
     """One-sided Jacobi on the rows `r1`, `r2` (`(n, c)`): `(p1, p2, cos, sin)` with
     `p1 = cos r1 - sin r2`, `p2 = sin r1 + cos r2` orthogonal and `|p1| >= |p2|` (the
@@ -387,10 +399,7 @@ def _rotate_rows(r1: Array, r2: Array):
     1e-2 at `k = 1e14`), after the second to rounding."""
     cos, sin = jnp.ones(r1.shape[0]), jnp.zeros(r1.shape[0])
     for _ in range(2):
-        a, b, g = jnp.sum(r1 * r1, axis=1), jnp.sum(r2 * r2, axis=1), jnp.sum(r1 * r2, axis=1)
-        theta = 0.5 * jnp.arctan2(-2.0 * g, a - b)
-        c, s = jnp.cos(theta), jnp.sin(theta)
-        r1, r2 = c[:, None] * r1 - s[:, None] * r2, s[:, None] * r1 + c[:, None] * r2
+        r1, r2, c, s, _ = _rotation(r1, r2, r1.shape[1])
         cos, sin = cos * c - sin * s, sin * c + cos * s
     return r1, r2, cos, sin
 
@@ -418,14 +427,9 @@ def jacobi_svd(F: Float[Array, "n J c"]) -> tuple[Array, Array, Array]:
         rows, _, k = state
         rows, off = list(rows), jnp.zeros(n, F.dtype)
         for i, j in pairs:
-            ri, rj = rows[i], rows[j]
-            a, b = jnp.sum(ri[:, :c] ** 2, axis=1), jnp.sum(rj[:, :c] ** 2, axis=1)
-            g = jnp.sum(ri[:, :c] * rj[:, :c], axis=1)
+            rows[i], rows[j], _, _, (a, b, g) = _rotation(rows[i], rows[j], c)
             ab = jnp.sqrt(a * b)
             off = jnp.maximum(off, jnp.abs(g) / jnp.where(ab > 0, ab, 1.0))
-            theta = 0.5 * jnp.arctan2(-2.0 * g, a - b)
-            cs, sn = jnp.cos(theta)[:, None], jnp.sin(theta)[:, None]
-            rows[i], rows[j] = cs * ri - sn * rj, sn * ri + cs * rj
         return tuple(rows), jnp.max(off), k + 1
 
     rows = jax.lax.while_loop(lambda st: (st[1] > tol) & (st[2] < JACOBI_MAX_SWEEPS), sweep,
