@@ -10,7 +10,9 @@ write their own formulation, solvability method or analysis (as lineax's
   `DivideAndConquerState`): what its `init` decided (`rigid`, `rank`, and its own).
 - `STRUCTURED_MIN_NV`: from this many velocity coordinates on, the structured
   (O(n) tree) methods are the default.
-- `AssemblyStep`: one step of the divide-and-conquer assembly (`jmbs.dca_assembly`).
+- `AssemblyStep`: one step of the divide-and-conquer assembly (`jmbs.dca_assembly`);
+  `HUB_DEGREE`, `HUB_SHARE`: a body joined to `HUB_DEGREE` others or more is split by the
+  assembly tree's plan into welded copies, each joined to `HUB_SHARE` of them.
 - `equilibrate`: the unit-free scaling of `C` every rank decision starts from.
 - `small_svd`: the batched SVD of small matrices (closed form for one or two rows);
   `jacobi_svd`: by one-sided Jacobi, element-wise over the batch (the DCA's on an accelerator)
@@ -61,12 +63,15 @@ from ._terms import BlockTerms as BlockTerms
 from ._terms import DenseTerms as DenseTerms
 from ._terms import DynamicsTerms as DynamicsTerms
 from ._terms import dynamics_terms as dynamics_terms
+from ._tree.plan import HUB_DEGREE as HUB_DEGREE
+from ._tree.plan import HUB_SHARE as HUB_SHARE
 from ._tree.plan import AssemblyStep as AssemblyStep
 
 __all__ = ["AbstractFormulationState", "AssemblyStep", "band_plan", "block_tridiagonal_solve",
            "blocks_matvec", "blocks_rmatvec", "BlockTerms", "constraint_blocks", "constraint_rank",
            "CRITERION_TOL", "gram_pattern", "inverse_body_mass", "weighted_gram",
            "DenseTerms", "DivideAndConquerState", "dynamics_terms", "DynamicsTerms", "EliminationState",
-           "equilibrate", "FormulationState", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
+           "equilibrate", "FormulationState", "HUB_DEGREE", "HUB_SHARE", "MARGINAL_DECADES",
+           "numerical_rank", "PenaltyState",
            "PseudoinverseState", "rank_decision", "RANK_RTOL", "RankDecision", "RankState", "sample_walk",
            "sample_walks", "small_svd", "jacobi_svd", "STRUCTURED_MIN_NV", "sweep_defaults"]

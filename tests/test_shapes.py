@@ -6,7 +6,7 @@ import pytest
 
 import jmbs
 from jmbs import examples
-from jmbs.internal import STRUCTURED_MIN_NV
+from jmbs.internal import HUB_SHARE, STRUCTURED_MIN_NV
 
 
 @pytest.mark.parametrize("cranks,links", [(4, 3), (30, 20), (80, 40)])
@@ -26,6 +26,49 @@ def test_dca_decides_as_the_dense_method_on_a_hub_carrying_a_chain(cranks, links
     unique = dict(zip(names, np.asarray(dca.decisions.unique)))
     assert all(unique[f"L{j}"] for j in range(links))
     assert not any(unique[f"O{k}"] or unique[f"B{k}"] for k in range(cranks))
+
+
+def two_plates_on_legs(k1: int = 12, k2: int = 10, links: int = 3):
+    """Two spatial hubs joined to each other: plates on `k1` and `k2` parallel legs (each a
+    revolute about z at the ground, a spherical joint at the plate), the plates hinged
+    together about z, a chain of `links` rods hanging from the first plate by spherical
+    joints (their reactions unique)."""
+    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
+    z = (0.0, 0.0, 1.0)
+
+    def rod(name, p, q):
+        return b.add_body(name, mass=1.0, inertia=(0.1, 0.1, 0.01), position=(np.add(p, q)) / 2)
+
+    plates = [b.add_body(f"plate{j}", mass=5.0, inertia=(1.0, 2.0, 1.5), position=((k - 1) / 2, 1.0, 2.0 * j))
+              for j, k in enumerate((k1, k2))]
+    for j, (plate, k) in enumerate(zip(plates, (k1, k2))):
+        for i in range(k):
+            leg = rod(f"leg{j}_{i}", (i, 0.0, 2.0 * j), (i, 1.0, 2.0 * j))
+            b.add_revolute(f"O{j}_{i}", b.ground, leg, point=(i, 0.0, 2.0 * j), axis=z)
+            b.add_spherical(f"T{j}_{i}", leg, plate, point=(i, 1.0, 2.0 * j))
+    b.add_revolute("P", plates[0], plates[1], point=(0.0, 1.0, 1.0), axis=z)
+    prev, top = plates[0], np.array([k1 - 1.0, 1.0, -0.5])
+    for j in range(links):
+        link = rod(f"link{j}", top, top + (0.0, -0.5, 0.0))
+        b.add_spherical(f"L{j}", prev, link, point=top)
+        prev, top = link, top + (0.0, -0.5, 0.0)
+    return b.build()
+
+
+def test_dca_decides_as_the_dense_method_on_two_spatial_hubs_joined_to_each_other():
+    """Both plates are hubs (13 and 11 neighbours, each split into welded copies; the
+    hinge between them joins a copy of each): the DCA's rank, redundancy and every
+    decision are the dense method's; the hanging chain's reactions are unique, the legs'
+    and the plates' hinge's not."""
+    model = two_plates_on_legs()
+    dca, dense = (jmbs.solvability(model, method="dca"), jmbs.solvability(model, method="nullspace"))
+    assert dca.rank == dense.rank and dca.redundancy == dense.redundancy > 0
+    np.testing.assert_array_equal(dca.decisions.unique, dense.decisions.unique)
+    np.testing.assert_array_equal(dca.decisions.component_unique, dense.decisions.component_unique)
+    assert min(dca.rank_margin, dense.rank_margin) > 4.0
+    unique = dict(zip(model.element_names, np.asarray(dca.decisions.unique)))
+    assert all(unique[f"L{j}"] for j in range(3))
+    assert not any(unique[name] for name in model.element_names if name[0] in "OTP")
 
 
 @pytest.mark.parametrize("make", [
@@ -48,30 +91,34 @@ def test_dca_decides_as_the_dense_method_on_grids_and_random_loops(make):
     assert min(dca.rank_margin, dense.rank_margin) > 4.0
 
 
-def test_the_defaults_leave_the_tree_where_a_hub_makes_it_dearer_than_the_dense_method():
+def test_the_defaults_take_the_tree_on_a_hub_and_leave_it_on_random_loops():
     """From STRUCTURED_MIN_NV coordinates on the defaults use the tree, unless its plan's
-    estimated cost exceeds a dense factorization's: a coupler on 100 cranks carrying a
-    60-link chain keeps up to 200 rows as handles in the tree (the tree 65 ms, the dense
-    method 50 ms on the 2-core machine); the A02 chain stays on the tree (N = 40: 2.6 ms
-    against 10.4 ms)."""
+    estimated cost exceeds a dense factorization's (`TREE_FLOP_COST` dense flops per tree
+    flop: the tree also compiles longer). A coupler on 100 cranks carrying a 60-link
+    chain, its hub split: the tree (repeat calls 5.1 ms against the dense method's 32 ms on
+    the 2-core machine); the A02 chain (N = 40: 2.6 ms against 10.4 ms); a random tree of
+    161 bodies closed by 16 random loops, whose separators grow with the graph, stays on
+    the dense method (12 ms against 19 ms, where the tree's first call is 4x longer)."""
     hub, chain = examples.crank_ladder(100, 60), examples.n_four_bar(40)
-    assert min(hub.nv, chain.nv) >= STRUCTURED_MIN_NV
-    assert jmbs.solvability(hub).method == "nullspace"
-    assert type(jmbs.default_formulation(hub)) is jmbs.NullSpaceProjection
-    assert jmbs.solvability(chain).method == "dca"
-    assert type(jmbs.default_formulation(chain)) is jmbs.DivideAndConquer
+    loops = examples.random_mechanism(0, 2, n_bodies=161, n_loops=16, n_drivers=0)
+    assert min(hub.nv, chain.nv, loops.nv) >= STRUCTURED_MIN_NV
+    for model in (hub, chain):
+        assert jmbs.solvability(model).method == "dca"
+        assert type(jmbs.default_formulation(model)) is jmbs.DivideAndConquer
+    assert jmbs.solvability(loops).method == "nullspace"
+    assert type(jmbs.default_formulation(loops)) is jmbs.NullSpaceProjection
 
 
-def test_a_hub_is_assembled_part_by_part():
-    """The plan joins the parts that hang on a hub (here 50 cranks and a chain) to it a
-    batch at a time (8 bodies for 81), so that only the subassemblies holding the coupler
-    wait on more than a batch's joints; the steps' nullities add up to the redundancy."""
+def test_a_hub_is_split_into_welded_copies():
+    """The plan splits the coupler of 50 cranks (51 neighbours) into copies, each joined to
+    `HUB_SHARE` of its neighbours, consecutive copies welded: the tree bisects a comb, and
+    no step waits on more than a few joints (before the split, the subassemblies holding
+    the coupler kept every crank not joined yet as handles). The welds are connections
+    of their own, of full rank: the steps' nullities add up to the redundancy."""
     model = examples.crank_ladder(50, 30)
     steps = jmbs.dca_assembly(model)
     assert len(steps[-1].bodies) == model.n_bodies
-    for step in steps:
-        if "coupler" not in step.bodies:
-            assert len(step.handles) <= 8, (step.bodies, step.handles)
-    joins = [s for s in steps if s.parts and "coupler" in s.bodies]
-    assert len(joins) >= 50 // 8  # batch by batch, not split from the cranks
+    assert max(len(step.handles) for step in steps) <= 2 * HUB_SHARE
+    welds = [s for s in steps if "coupler (weld)" in s.connection]
+    assert len(welds) == -(-51 // HUB_SHARE) - 1
     assert sum(s.nullity for s in steps) == model.nc - jmbs.solvability(model, method="nullspace").rank

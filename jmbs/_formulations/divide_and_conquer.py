@@ -72,7 +72,8 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
         plan = make_plan(model, self.tree)
         method = DCA(self.rtol, CRITERION_TOL, self.tree, plan)
         ranks = tuple(np.asarray(r) for r in _connection_ranks(method, model, q, t))
-        return DivideAndConquerState(all_rigid(model), int(sum(int(r.sum()) for r in ranks)),
+        rank = sum(int(r.sum()) for r in ranks) - plan.weld_rank  # the welds of split hubs
+        return DivideAndConquerState(all_rigid(model), rank,
                                 plan=plan, node_ranks=ranks)
 
     def terms(self, model: Model, q, v, t, *, with_phi: bool = True) -> DynamicsTerms:

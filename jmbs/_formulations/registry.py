@@ -25,5 +25,5 @@ def default_formulation(model: Model) -> AbstractFormulation:
     `NullSpaceProjection()`, or from `jmbs.internal.STRUCTURED_MIN_NV` velocity coordinates on
     `DivideAndConquer()` (O(n) instead of a dense SVD of `C`; the same accelerations
     and unique reactions) unless the assembly tree's estimated cost exceeds the dense
-    factorization's (`tree_pays`: hubs)."""
+    factorization's (`tree_pays`: random loops, whose separators grow with the graph)."""
     return DivideAndConquer() if tree_pays(model) else NullSpaceProjection()

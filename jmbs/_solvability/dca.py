@@ -50,7 +50,7 @@ from .._misc import as_float
 from .._model import Model
 from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
 from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
-from .._tree.solve import children_factors, flat_handles, pad_cols, plan_routes
+from .._tree.solve import children_factors, flat_handles, pad_cols, plan_routes, split_blocks
 from .base import AbstractSolvabilityMethod, Decisions
 
 
@@ -165,10 +165,12 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None, jacobi:
     comp, leaf_F, leaf_Y = _downward(plan, passes)
     crit = _criteria(plan, leaf_F, leaf_Y, sets)
     s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
-    kmin = min(nc, plan.nv)
-    # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of them.
+    # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of
+    # them; the hubs' welds add `weld_rank` values (the largest dropped from the record).
+    weld = plan.weld_rank
+    kmin = min(nc, plan.nv) + weld
     rd = rank_decision(jnp.sort(jnp.concatenate([s_all, jnp.zeros(kmin)]))[::-1][:kmin], rtol, 1.0)
-    dec = Decisions(rd.rank, rd.rel, rd.margin, crit <= ctol, crit, decades(crit, ctol),
+    dec = Decisions(rd.rank - weld, rd.rel[weld:], rd.margin, crit <= ctol, crit, decades(crit, ctol),
                     jnp.full(crit.shape, -1), comp <= ctol, comp, decades(comp, ctol))
     return dec, [(F[:, :lev.J], s / ref) for lev, (F, _, s, _, _) in zip(plan.levels, passes)]
 
@@ -176,7 +178,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None, jacobi:
 def _upward(plan: Plan, vals, tol, jacobi: bool):
     """The main pass: per height `(F, U, s, keep, V_r)`, the factor of each node's handle
     matrix and its connection's SVD, the values above `tol` kept."""
-    vals_ext = jnp.concatenate([vals, jnp.zeros((1, vals.shape[1]))])
+    vals_ext = split_blocks(plan, vals)
     handles, passes = {}, []
     for h, lev in enumerate(plan.levels):
         F = vals_ext[lev.entries] if h == 0 else children_factors(plan, h, handles)
@@ -247,8 +249,8 @@ def _criteria(plan: Plan, leaf_F, leaf_Y, sets):
         per_pair = jnp.sum(jnp.einsum("prc,prw->pcw", Fp, Yp) ** 2, axis=(1, 2))
         crit2 = jax.ops.segment_sum(per_pair, plan.pair_element, num_segments=plan.n_elements)
     else:
-        sets = jnp.asarray(sets)
-        ext = jnp.concatenate([sets, jnp.zeros((sets.shape[0], 1), bool)], axis=1)
+        sets = jnp.asarray(sets)  # rows of C; the welds' and the padding's belong to none
+        ext = jnp.pad(sets, ((0, 0), (0, plan.split.nc - plan.nc + 1)))
         rows0 = plan.levels[0].rows
         crit2 = jax.lax.map(lambda m: jnp.sum(wrench2(m[rows0].astype(leaf_F.dtype))), ext)
     return jnp.sqrt(crit2)

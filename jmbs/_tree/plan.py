@@ -11,11 +11,14 @@ to the ground is eliminated with its moving body, unless the tree names `"ground
 as a leaf (then with the lowest node that also holds the ground, as in the paper,
 whose ground connection is the last assembly step). The rows that reach a node from
 below without being eliminated there are its handles' constraint rows.
+
+The tree is planned on the body graph with every hub (a body joined to many) split into
+welded copies (`split_hubs`), so the nodes' bodies and rows are the split's (`Split`):
+the model's, then the copies and the welds' rows.
 """
 
 import dataclasses
 import functools
-import math
 from collections import deque
 
 import numpy as np
@@ -69,6 +72,27 @@ class Level:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class Split:
+    """The bodies and rows the tree works on: the model's, with every hub (`HUB_DEGREE`)
+    split into copies, each holding the joints to a few of the hub's neighbours
+    (`HUB_SHARE`), consecutive copies welded (`NV` rows each, after `C`'s rows). The
+    welded copies move as the hub, so the split system has the model's reaction
+    patterns (its `null(C^T)`, the welds' multipliers fixed by the rest) and `NV` more
+    rows and columns of rank per weld; each copy carries its share of the hub's mass
+    and load. The ground is `n_bodies` here."""
+
+    n_bodies: int  # bodies, copies included
+    nc: int  # rows: `C`'s, then the welds'
+    body_of: np.ndarray  # (n_bodies,) the model's body of each body
+    share: np.ndarray  # (n_bodies,) its share of that body's mass and load
+    elements: tuple  # per element ((first row, end row), bodies), the model's then the welds'
+    entry_bodies: np.ndarray  # (P,) the body of each of `C`'s moving-body blocks
+    weld_rows: np.ndarray  # (Pw,) the welds' block rows: row, body, value
+    weld_bodies: np.ndarray
+    weld_vals: np.ndarray  # (Pw, nv_b)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class Plan:
     """Everything static that the analysis needs (hashed by identity, cached per structure)."""
 
@@ -86,17 +110,22 @@ class Plan:
     pair_leaf: np.ndarray  # (T,) leaf index (height 0)
     pair_slots: np.ndarray  # (T, m_max) F rows of the leaf, padding = J0 + B0
     n_elements: int
+    split: Split  # the bodies and rows of the nodes (hubs split)
 
     @property
     def root(self) -> Node:
         return self.nodes[-1]
 
+    @property
+    def weld_rank(self) -> int:
+        """The rank the hubs' welds add to every connection's (their rows are independent)."""
+        return self.split.nc - self.nc
 
-def _graph(model: Model) -> list[set]:
-    nb = model.n_bodies
+
+def _graph(nb: int, bodies_per_element) -> list[set]:
     adj = [set() for _ in range(nb)]
-    for spec in model.element_specs:
-        moving = [b for b in spec.bodies if b < nb]
+    for bodies in bodies_per_element:
+        moving = [b for b in bodies if b < nb]
         for a in moving:
             adj[a].update(x for x in moving if x != a)
     return adj
@@ -128,45 +157,89 @@ def _level_order(bodies: list[int], adj) -> list[int]:
     return order
 
 
-# A body joined to this many others of its subassembly is a hub (a coupler on many
-# cranks, a platform on many legs): `_hub_tree` assembles it part by part.
+# A body joined to this many others is a hub (a coupler on many cranks, a platform on many
+# legs): `split_hubs` splits it into welded copies, each joined to `HUB_SHARE` of them, so
+# that the graph the tree bisects is a comb with small separators (the welds), not a star.
 HUB_DEGREE = 8
+HUB_SHARE = 4
 
 
 def _bisect(bodies: list[int], adj) -> Node:
     if len(bodies) == 1:
         return Node(frozenset(bodies), body=bodies[0])
-    members = set(bodies)
-    hub = max(bodies, key=lambda b: (len(adj[b] & members), -b))
-    if len(adj[hub] & members) >= HUB_DEGREE:
-        return _hub_tree(hub, members, adj)
     order = _level_order(bodies, adj)
     half = len(order) // 2
     return Node(frozenset(bodies), children=(_bisect(order[:half], adj), _bisect(order[half:], adj)))
 
 
-def _hub_tree(hub: int, members: set, adj) -> Node:
-    """The hub joined to the parts that remain without it, a batch of parts at a time
-    (smallest first, about sqrt(n) bodies a batch): each join eliminates the batch's
-    joints to the hub, so the subassembly that holds the hub keeps its own few degrees of
-    freedom, and only the parts not joined yet wait as handles. Splitting the parts
-    from the hub instead (`_level_order`'s halves) would pass the hub's hundreds of rows
-    up the whole tree with the parts' degrees of freedom as columns."""
-    rest, parts = members - {hub}, []
-    while rest:
-        part = _bfs(min(rest), rest, adj)
-        parts.append(part)
-        rest -= set(part)
-    parts.sort(key=len)
-    size = max(1, math.isqrt(len(members) - 1))
-    node, batch = Node(frozenset([hub]), body=hub), []
-    for k, part in enumerate(parts):
-        batch += part
-        if len(batch) >= size or k == len(parts) - 1:
-            sub = _bisect(batch, adj)
-            node = Node(node.bodies | sub.bodies, children=(node, sub))
-            batch = []
-    return node
+def split_hubs(model: Model, split: bool = True) -> Split:
+    """The model's bodies and rows with its hubs split (`Split`; `split=False`: as they are).
+
+    A hub's neighbours are taken part by part (the connected parts of the graph without
+    the hub, breadth-first within each), `HUB_SHARE` to a copy; an element joining the
+    hub to a neighbour goes to that neighbour's copy, one joining it to the ground only
+    stays on the hub (the first copy). Why it is exact: with `C'` the split matrix, `C'^T
+    (lam, mu) = 0` says on each copy `C_i^T lam_i + mu_(i-1) - mu_i = 0` (`mu` the welds'
+    multipliers, none past the ends), so `mu` follows from `lam` and the copies' sum is
+    the hub's own `C_hub^T lam = 0`: the same patterns, and the welds' rows add exactly
+    their number to the rank."""
+    nb, nvb, nc = model.n_bodies, NV[model.dim], model.nc
+    specs = [tuple(spec.bodies) for spec in model.element_specs]
+    adj = _graph(nb, specs)
+    hubs = [h for h in range(nb) if split and len(adj[h]) >= HUB_DEGREE]
+    body_of, copy_at = list(range(nb)), {}  # copy_at[(hub, neighbour)] = body index of the copy
+    copies = {}
+    for h in hubs:
+        order, seen = [], {h}
+        for x in sorted(adj[h]):
+            if x not in seen:
+                part = _bfs(x, set(range(nb)) - {h}, adj)
+                seen.update(part)
+                order += [y for y in part if y in adj[h]]
+        copies[h] = [h]
+        for k, x in enumerate(order):
+            if k and k % HUB_SHARE == 0:
+                copies[h].append(len(body_of))
+                body_of.append(h)
+            copy_at[h, x] = copies[h][-1]
+    nb_ext = len(body_of)
+    count = np.bincount(np.asarray(body_of, dtype=np.int64), minlength=nb)
+    share = 1.0 / count[body_of]
+
+    def place(bodies):
+        moving = [b for b in bodies if b < nb]
+        out = []
+        for b in bodies:
+            if b >= nb:
+                out.append(nb_ext)  # the ground
+            elif b in copies:
+                others = [x for x in moving if x != b]
+                out.append(copy_at[b, others[0]] if others else b)
+            else:
+                out.append(b)
+        return tuple(out)
+
+    elements = [((a, e), place(bodies)) for bodies, (a, e) in zip(specs, model.element_rows)]
+    rows_all, bodies_all = block_layout(model)
+    moving = bodies_all < nb
+    owner = np.zeros(nc, dtype=np.int64)
+    for k, (a, e) in enumerate(model.element_rows):
+        owner[a:e] = k
+    entry_bodies = np.array([elements[owner[r]][1][specs[owner[r]].index(b)]
+                             for r, b in zip(rows_all[moving], bodies_all[moving])], dtype=np.int64)
+    w_rows, w_bodies, w_vals, row = [], [], [], nc
+    for h in hubs:
+        for c0, c1 in zip(copies[h], copies[h][1:]):
+            elements.append(((row, row + nvb), (c0, c1)))
+            for d in range(nvb):
+                for c, sign in ((c0, 1.0), (c1, -1.0)):
+                    w_rows.append(row + d)
+                    w_bodies.append(c)
+                    w_vals.append(sign * np.eye(nvb)[d])
+            row += nvb
+    return Split(nb_ext, row, np.asarray(body_of, dtype=np.int64), share, tuple(elements),
+                 entry_bodies, np.asarray(w_rows, dtype=np.int64),
+                 np.asarray(w_bodies, dtype=np.int64), np.asarray(w_vals).reshape(-1, nvb))
 
 
 def _user_tree(model: Model, tree) -> Node:
@@ -252,13 +325,14 @@ def make_plan(model: Model, tree=None) -> Plan:
 
 # A flop of the tree's batched small factorizations (each group padded to its largest
 # node) costs about this many flops of a dense LAPACK factorization of C. Measured with
-# jmbs.solvability on the 2-core machine (repeat calls, seconds per estimated flop; the
-# hub trees of `_hub_tree`): couplers on 50/100/300 cranks carrying chains of 30/60/200
-# links, tree 6.0e-9/8.8e-9/5.0e-9 against dense 1.0e-9/4.1e-10/3.2e-10 (ratios 6, 21,
-# 16); the A02 chain, dense 7.3e-10 (N = 40) and 3.1e-10 (N = 160). The larger ratios:
-# picking the dense method where the tree would have been a little faster costs less
-# than the reverse (the tree also compiles longer: 16.7 s against 2.5 s for the 501-body
-# hub, whose repeat calls take 1.09 s on the tree and 1.14 s dense).
+# jmbs.solvability on the 2-core machine (repeat calls, seconds per estimated flop, tree
+# against dense; hubs split): random loops of 161 and 501 bodies 1.4e-9 / 3.0e-10 and
+# 3.4e-10 / 1.7e-10 (ratios 4.7 and 2.1), a 171-body grid 6.9, the hub of 80 cranks and
+# 80 links 21, the A02 chain (N = 80) 153: small plans cost the tree's fixed work per
+# height. The larger ratio: picking the dense method where the tree would have been a
+# little faster costs less than the reverse, because the tree compiles longer (first
+# calls 4-6 s against 0.7-1.5 s up to 1,000 bodies): the 161-body random loops stay dense
+# (12 ms on the tree, 19 ms dense).
 TREE_FLOP_COST = 20.0
 
 
@@ -275,10 +349,9 @@ def plan_flops(plan: Plan) -> float:
 def tree_pays(model: Model) -> bool:
     """Whether the defaults use the tree for `model`: from `STRUCTURED_MIN_NV` velocity
     coordinates on, unless its plan costs more than a dense factorization of `C`
-    (`nc nv min(nc, nv)` flops) at `TREE_FLOP_COST` dense flops per tree flop: a hub (one
-    body joined to hundreds) keeps its hundreds of rows as handles until each part is
-    joined to it, and the tree loses its O(n) (a coupler on 100 cranks carrying a 60-link
-    chain: the tree 65 ms, the dense null space 50 ms)."""
+    (`nc nv min(nc, nv)` flops) at `TREE_FLOP_COST` dense flops per tree flop: random
+    loops, whose separators grow with the graph, and small models, where the tree's work
+    per height dominates, stay dense."""
     if not structured(model):
         return False
     dense = float(model.nc) * model.nv * min(model.nc, model.nv)
@@ -286,30 +359,33 @@ def tree_pays(model: Model) -> bool:
 
 
 def _make_plan(model: Model, tree) -> Plan:
-    nb = model.n_bodies
-    root = _bisect(list(range(nb)), _graph(model)) if tree is None else _user_tree(model, tree)
+    split = split_hubs(model, tree is None)
+    nb = split.n_bodies
+    root = (_bisect(list(range(nb)), _graph(nb, [b for _, b in split.elements])) if tree is None
+            else _user_tree(model, tree))
     nodes, leaves = _annotate(root)
-    _place_rows(model, leaves)
+    _place_rows(split, leaves)
     groups = _groups(nodes)
     rows_all, bodies_all = block_layout(model)
-    moving = bodies_all < nb
+    moving = bodies_all < model.n_bodies
     entry_pick = np.flatnonzero(moving)
     entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
-    levels = _levels(model, groups, entry_rows, entry_bodies)
+    levels = _levels(model.dim, split, groups, np.concatenate([entry_rows, split.weld_rows]),
+                     np.concatenate([split.entry_bodies, split.weld_bodies]))
     # Element criteria: the element's wrench on each of its moving bodies, read at that
     # body's leaf (whose F rows are every row touching the body).
     pairs = []
-    for k, (spec, (a, b)) in enumerate(zip(model.element_specs, model.element_rows)):
-        for x in sorted({x for x in spec.bodies if x < nb}):
+    for k, ((a, b), bodies) in enumerate(split.elements[:len(model.element_specs)]):
+        for x in sorted({x for x in bodies if x < nb}):
             leaf = leaves[x]
             pairs.append((k, leaf.index, [leaf.pos[r] for r in range(a, b)]))
     m_max = max((len(p[2]) for p in pairs), default=1)
     fill = levels[0].J + levels[0].B
-    return Plan(model.dim, model.nc, model.nv, nb, entry_rows, entry_bodies, entry_pick,
+    return Plan(model.dim, model.nc, model.nv, model.n_bodies, entry_rows, entry_bodies, entry_pick,
                 tuple(levels), tuple(nodes),
                 np.array([p[0] for p in pairs], dtype=np.int64),
                 np.array([p[1] for p in pairs], dtype=np.int64),
-                _pad([p[2] for p in pairs], m_max, fill), len(model.element_specs))
+                _pad([p[2] for p in pairs], m_max, fill), len(model.element_specs), split)
 
 
 def _annotate(root: Node) -> tuple[list[Node], dict[int, Node]]:
@@ -327,14 +403,14 @@ def _annotate(root: Node) -> tuple[list[Node], dict[int, Node]]:
     return nodes, leaves
 
 
-def _place_rows(model: Model, leaves: dict[int, Node]) -> None:
+def _place_rows(split: Split, leaves: dict[int, Node]) -> None:
     """Each element is eliminated at the lowest node holding its moving bodies (and the
     ground, where the tree names it); below that, its rows are handle rows."""
-    nb = model.n_bodies
+    nb = split.n_bodies
     ground_leaf = leaves.get(nb)
-    for spec, (a, b) in zip(model.element_specs, model.element_rows):
-        at = [leaves[x] for x in sorted({x for x in spec.bodies if x < nb})]
-        if ground_leaf is not None and nb in spec.bodies:
+    for (a, b), bodies in split.elements:
+        at = [leaves[x] for x in sorted({x for x in bodies if x < nb})]
+        if ground_leaf is not None and nb in bodies:
             at.append(ground_leaf)
         top = _lca(at)
         top.rows_J += range(a, b)
@@ -345,8 +421,8 @@ def _place_rows(model: Model, leaves: dict[int, Node]) -> None:
 
 
 # Nodes of one height are factored together, padded to the largest, unless their sizes
-# (rows) differ by more than this factor: a hub (one body joined to hundreds) keeps its
-# hundreds of handle rows up to the root, and would pad every node of those heights.
+# (rows) differ by more than this factor: a node whose handles are a large separator
+# would pad every node of its height.
 GROUP_SPREAD = 2.0
 
 
@@ -375,19 +451,20 @@ def _groups(nodes: list[Node]) -> list[list[Node]]:
     return groups
 
 
-def _levels(model: Model, groups: list[list[Node]], entry_rows, entry_bodies) -> list[Level]:
+def _levels(dim: int, split: Split, groups: list[list[Node]], entry_rows, entry_bodies) -> list[Level]:
     """One `Level` per group: the nodes' rows (connection rows first, padded), and where
-    each node's factor comes from (the blocks at the leaves, the children's handles above)."""
-    nvb, P = NV[model.dim], len(entry_rows)
+    each node's factor comes from (the blocks at the leaves, the children's handles
+    above). `entry_*`: the blocks' rows and bodies in the split, `C`'s then the welds'."""
+    nvb, P, nc = NV[dim], len(entry_rows), split.nc
     entry_of = {(int(r), int(b)): k for k, (r, b) in enumerate(zip(entry_rows, entry_bodies))}
     levels, widths = [], {}
     for h, group in enumerate(groups):
         J = max(len(n.rows_J) for n in group)
         B = max(len(n.rows_B) for n in group)
-        rows = _pad([n.rows_J + [model.nc] * (J - len(n.rows_J)) + n.rows_B for n in group],
-                    J + B, model.nc)
+        rows = _pad([n.rows_J + [nc] * (J - len(n.rows_J)) + n.rows_B for n in group],
+                    J + B, nc)
         for i, n in enumerate(group):
-            n.pos = {int(r): k for k, r in enumerate(rows[i]) if r < model.nc}
+            n.pos = {int(r): k for k, r in enumerate(rows[i]) if r < nc}
         if h == 0:
             entries = np.full((len(group), J + B), P, dtype=np.int64)
             for i, n in enumerate(group):
@@ -451,16 +528,19 @@ class AssemblyStep:
 def assembly_steps(model: Model, plan: Plan, per_level, rtol: float) -> list[AssemblyStep]:
     """Host-side: the steps of `plan` from the connection factors of one analysis
     (`dca_decisions`' second output, NumPy), children before parents."""
-    names = [*model.body_names, GROUND]
+    split = plan.split
+    names = [model.body_names[b] for b in split.body_of] + [GROUND]
 
     def label(node: Node) -> tuple[str, ...]:
         if node.children is None:
             return (names[node.body],)
-        return tuple(names[b] for b in sorted(node.bodies)) + (
-            (GROUND,) if any(c.body == model.n_bodies for c in _post_order(node)) else ())
+        bodies = tuple(dict.fromkeys(names[b] for b in sorted(node.bodies)))
+        return bodies + ((GROUND,) if any(c.body == split.n_bodies for c in _post_order(node)) else ())
 
     def elements(rows) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(model.element_of_row(r) for r in rows))
+        return tuple(dict.fromkeys(model.element_of_row(r) if r < model.nc
+                                   else f"{names[split.weld_bodies[split.weld_rows == r][0]]} (weld)"
+                                   for r in rows))
 
     steps = []
     for node in plan.nodes:

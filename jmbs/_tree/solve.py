@@ -43,7 +43,8 @@ from .plan import Level, Plan
 
 @functools.lru_cache(maxsize=64)
 def leaf_bodies(plan: Plan) -> np.ndarray:
-    """The body of each leaf in the leaves' order (`n_bodies` for a ground leaf)."""
+    """The body of each leaf in the leaves' order, in the split (`plan.split`; its
+    `n_bodies` for a ground leaf)."""
     leaves = sorted((n for n in plan.nodes if n.children is None), key=lambda n: n.index)
     return np.array([n.body for n in leaves], dtype=np.int64)
 
@@ -150,19 +151,28 @@ class Factor(eqx.Module):
     steps: tuple[Step, ...]
 
 
-def _whitening(body_mass: Array, leaves: np.ndarray) -> Array:
-    """`S_b = L_b^-T` per leaf (`M_b = L_b L_b^T`), zero for a ground leaf."""
+def split_blocks(plan: Plan, vals: Array) -> Array:
+    """`C`'s blocks (`(P, nv_b)`, the plan's order) followed by the hubs' welds' and a zero
+    block (padding): the blocks that the leaves' index arrays read."""
+    return jnp.concatenate([vals, jnp.asarray(plan.split.weld_vals, vals.dtype),
+                            jnp.zeros((1, vals.shape[1]), vals.dtype)])
+
+
+def _whitening(plan: Plan, body_mass: Array) -> Array:
+    """`S_b = L_b^-T` per leaf (`M_b = L_b L_b^T`, a hub's copies each their share), zero
+    for a ground leaf."""
     nvb = body_mass.shape[-1]
-    L = jnp.linalg.cholesky(body_mass)
+    split = plan.split
+    L = jnp.linalg.cholesky(body_mass[split.body_of] * split.share[:, None, None])
     S = jax.scipy.linalg.solve_triangular(L, jnp.broadcast_to(jnp.eye(nvb), L.shape), lower=True).mT
-    return jnp.concatenate([S, jnp.zeros((1, nvb, nvb))])[leaves]
+    return jnp.concatenate([S, jnp.zeros((1, nvb, nvb))])[leaf_bodies(plan)]
 
 
 def reference(plan: Plan, F0: Array) -> Array:
     """The largest row norm of `C M^-1/2` (the scale of the singular values)."""
     rows0 = plan.levels[0].rows
     per_row = jax.ops.segment_sum(jnp.sum(F0**2, axis=2).ravel(), rows0.ravel(),
-                                  num_segments=plan.nc + 1)[:plan.nc]
+                                  num_segments=plan.split.nc + 1)[:plan.nc]
     return jnp.sqrt(jnp.max(per_row, initial=0.0))
 
 
@@ -172,9 +182,8 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     (`(P, nv_b)`); `body_mass`: `(n_bodies, nv_b, nv_b)`. Kept singular values per
     connection: the leading `ranks[h][node]` (a tuple of integer arrays, one per height),
     or with `ranks=None` those above `rtol` times the largest row norm of `C M^-1/2`."""
-    nvb = NV[plan.dim]
-    S = _whitening(body_mass, leaf_bodies(plan))
-    vals_ext = jnp.concatenate([vals, jnp.zeros((1, nvb))])
+    S = _whitening(plan, body_mass)
+    vals_ext = split_blocks(plan, vals)
     handles, steps, tol = {}, [], None
     for h, lev in enumerate(plan.levels):
         if h == 0:
@@ -204,10 +213,11 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
 @functools.partial(jax.jit, static_argnums=0)
 def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     """`(a, lam)` for the right-hand sides `f` (`(nv,)`, body order) and `g` (`(nc,)`)."""
-    nvb, nb, routes = NV[plan.dim], plan.n_bodies, plan_routes(plan)
-    f_leaf = jnp.concatenate([f.reshape(nb, nvb), jnp.zeros((1, nvb))])[leaf_bodies(plan)]
+    nvb, nb, routes, split = NV[plan.dim], plan.n_bodies, plan_routes(plan), plan.split
+    f_split = f.reshape(nb, nvb)[split.body_of] * split.share[:, None]  # a hub's load shared
+    f_leaf = jnp.concatenate([f_split, jnp.zeros((1, nvb))])[leaf_bodies(plan)]
     a0 = jnp.einsum("nij,ni->nj", fac.S, f_leaf)  # S^T f
-    g_ext = jnp.concatenate([g, jnp.zeros(1)])
+    g_ext = jnp.concatenate([g, jnp.zeros(split.nc - plan.nc + 1)])  # the welds: no motion
 
     # Upward: the handles' biases; each connection's multipliers in terms of its handles'.
     betas, coefs = {}, []
