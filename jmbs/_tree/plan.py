@@ -164,12 +164,40 @@ HUB_DEGREE = 8
 HUB_SHARE = 4
 
 
+# `_bisect` cuts the breadth-first order in half, then moves bodies across the cut
+# while that separates fewer joined pairs and leaves each side within `CUT_SLACK` of half
+# the bodies (a Kernighan-Lin refinement: smaller separators, the tree as balanced).
+CUT_SLACK = 0.05
+
+
+def _halves(order: list[int], adj) -> tuple[list[int], list[int]]:
+    """The two halves of `order`, refined: greedy moves of single bodies with a positive
+    gain (joined pairs no longer cut), in passes until none is left."""
+    n = len(order)
+    side = {b: int(i >= n // 2) for i, b in enumerate(order)}
+    sizes = [n // 2, n - n // 2]
+    slack = max(1, int(CUT_SLACK * n))
+    for _ in range(8):
+        moved = False
+        for b in order:
+            own = side[b]
+            nbrs = [side[x] for x in adj[b] if x in side]
+            gain = sum(s != own for s in nbrs) - sum(s == own for s in nbrs)
+            if gain > 0 and abs((sizes[own] - 1) - (sizes[1 - own] + 1)) <= slack:
+                side[b] = 1 - own
+                sizes[own] -= 1
+                sizes[1 - own] += 1
+                moved = True
+        if not moved:
+            break
+    return [b for b in order if side[b] == 0], [b for b in order if side[b] == 1]
+
+
 def _bisect(bodies: list[int], adj) -> Node:
     if len(bodies) == 1:
         return Node(frozenset(bodies), body=bodies[0])
-    order = _level_order(bodies, adj)
-    half = len(order) // 2
-    return Node(frozenset(bodies), children=(_bisect(order[:half], adj), _bisect(order[half:], adj)))
+    left, right = _halves(_level_order(bodies, adj), adj)
+    return Node(frozenset(bodies), children=(_bisect(left, adj), _bisect(right, adj)))
 
 
 def split_hubs(model: Model, split: bool = True) -> Split:
@@ -326,13 +354,12 @@ def make_plan(model: Model, tree=None) -> Plan:
 # A flop of the tree's batched small factorizations (each group padded to its largest
 # node) costs about this many flops of a dense LAPACK factorization of C. Measured with
 # jmbs.solvability on the 2-core machine (repeat calls, seconds per estimated flop, tree
-# against dense; hubs split): random loops of 161 and 501 bodies 1.4e-9 / 3.0e-10 and
-# 3.4e-10 / 1.7e-10 (ratios 4.7 and 2.1), a 171-body grid 6.9, the hub of 80 cranks and
-# 80 links 21, the A02 chain (N = 80) 153: small plans cost the tree's fixed work per
-# height. The larger ratio: picking the dense method where the tree would have been a
-# little faster costs less than the reverse, because the tree compiles longer (first
-# calls 4-6 s against 0.7-1.5 s up to 1,000 bodies): the 161-body random loops stay dense
-# (12 ms on the tree, 19 ms dense).
+# over dense; hubs split, halves refined): random loops of 161 and 501 bodies 8.1 and 5.5
+# (3.3e-9 and 1.2e-9 against 4.1e-10 and 2.2e-10), 60 bodies closed by 30 loops 6.2, a
+# 171-body grid 6.8, the hub of 80 cranks and 80 links 20, the A02 chain (N = 80) 182:
+# small plans cost the tree's fixed work per height. The larger ratio: picking the dense
+# method where the tree would have been a little faster costs less than the reverse,
+# because the tree compiles longer (first calls 4-9 s against 0.7-3 s up to 1,000 bodies).
 TREE_FLOP_COST = 20.0
 
 
