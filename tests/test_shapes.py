@@ -28,39 +28,12 @@ def test_dca_decides_as_the_dense_method_on_a_hub_carrying_a_chain(cranks, links
     assert not any(unique[f"O{k}"] or unique[f"B{k}"] for k in range(cranks))
 
 
-def two_plates_on_legs(k1: int = 12, k2: int = 10, links: int = 3):
-    """Two spatial hubs joined to each other: plates on `k1` and `k2` parallel legs (each a
-    revolute about z at the ground, a spherical joint at the plate), the plates hinged
-    together about z, a chain of `links` rods hanging from the first plate by spherical
-    joints (their reactions unique)."""
-    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, -9.81, 0.0))
-    z = (0.0, 0.0, 1.0)
-
-    def rod(name, p, q):
-        return b.add_body(name, mass=1.0, inertia=(0.1, 0.1, 0.01), position=(np.add(p, q)) / 2)
-
-    plates = [b.add_body(f"plate{j}", mass=5.0, inertia=(1.0, 2.0, 1.5), position=((k - 1) / 2, 1.0, 2.0 * j))
-              for j, k in enumerate((k1, k2))]
-    for j, (plate, k) in enumerate(zip(plates, (k1, k2))):
-        for i in range(k):
-            leg = rod(f"leg{j}_{i}", (i, 0.0, 2.0 * j), (i, 1.0, 2.0 * j))
-            b.add_revolute(f"O{j}_{i}", b.ground, leg, point=(i, 0.0, 2.0 * j), axis=z)
-            b.add_spherical(f"T{j}_{i}", leg, plate, point=(i, 1.0, 2.0 * j))
-    b.add_revolute("P", plates[0], plates[1], point=(0.0, 1.0, 1.0), axis=z)
-    prev, top = plates[0], np.array([k1 - 1.0, 1.0, -0.5])
-    for j in range(links):
-        link = rod(f"link{j}", top, top + (0.0, -0.5, 0.0))
-        b.add_spherical(f"L{j}", prev, link, point=top)
-        prev, top = link, top + (0.0, -0.5, 0.0)
-    return b.build()
-
-
 def test_dca_decides_as_the_dense_method_on_two_spatial_hubs_joined_to_each_other():
     """Both plates are hubs (13 and 11 neighbours, each split into welded copies; the
     hinge between them joins a copy of each): the DCA's rank, redundancy and every
     decision are the dense method's; the hanging chain's reactions are unique, the legs'
     and the plates' hinge's not."""
-    model = two_plates_on_legs()
+    model = examples.plates_on_legs()
     dca, dense = (jmbs.solvability(model, method="dca"), jmbs.solvability(model, method="nullspace"))
     assert dca.rank == dense.rank and dca.redundancy == dense.redundancy > 0
     np.testing.assert_array_equal(dca.decisions.unique, dense.decisions.unique)
@@ -69,6 +42,8 @@ def test_dca_decides_as_the_dense_method_on_two_spatial_hubs_joined_to_each_othe
     unique = dict(zip(model.element_names, np.asarray(dca.decisions.unique)))
     assert all(unique[f"L{j}"] for j in range(3))
     assert not any(unique[name] for name in model.element_names if name[0] in "OTP")
+    welded = {e for step in jmbs.dca_assembly(model) for e in step.connection if e.endswith("(weld)")}
+    assert welded == {"plate0 (weld)", "plate1 (weld)"}  # both hubs split
 
 
 @pytest.mark.parametrize("make", [

@@ -28,8 +28,14 @@ def _state(model, seed=0):
     examples.parallelogram(motion="omega * t", params={"omega": 1.0}),  # planar, redundant, a driver
     random_mechanism(3, dim=2, n_bodies=9, n_loops=3, n_drivers=0),
     random_mechanism(5, dim=3, n_bodies=7, n_loops=2, n_drivers=1, scale=1000.0),
-], ids=["bricard", "spatial_parallelogram", "parallelogram", "random_planar", "random_spatial_mm"])
+    examples.crank_ladder(10, 4),  # a planar hub: the coupler split into welded copies
+    examples.plates_on_legs((9, 8), 2),  # two spatial hubs hinged together, both split
+], ids=["bricard", "spatial_parallelogram", "parallelogram", "random_planar", "random_spatial_mm",
+        "hub_planar", "hubs_spatial"])
 def test_accelerations_and_unique_reactions_equal_the_dense_formulation(model):
+    """The tree's accelerations, decisions and unique multipliers are the dense
+    formulation's (on hubs too, where each copy of a hub carries its share of the hub's
+    mass and load)."""
     q, v = _state(model)
     dense = jmbs.reactions(model, q, v, 0.0, formulation=jmbs.NullSpaceProjection())
     tree = jmbs.reactions(model, q, v, 0.0, formulation=jmbs.DivideAndConquer(),
@@ -66,6 +72,7 @@ def test_near_the_singular_configuration_the_tree_equals_the_dense_formulation(t
 @pytest.mark.parametrize("model, direction", [
     (examples.bricard(), "mass"),  # redundant: derivatives along the constraints
     (examples.n_four_bar(3), "configuration"),  # independent rows: any direction
+    (examples.plates_on_legs((9, 8), 2), "mass"),  # split hubs, redundant
 ])
 def test_derivatives_equal_the_dense_formulations(model, direction):
     """Forward derivatives of the accelerations with respect to a design parameter
@@ -96,11 +103,12 @@ def test_derivatives_equal_the_dense_formulations(model, direction):
     np.testing.assert_allclose(tree, fd, atol=1e-5 * np.max(np.abs(fd)))
 
 
-def test_structured_projection_is_the_mass_weighted_one():
+@pytest.mark.parametrize("model", [examples.n_four_bar(17), examples.crank_ladder(40, 12)],
+                         ids=["chain", "hub"])
+def test_structured_projection_is_the_mass_weighted_one(model):
     """From `jmbs.STRUCTURED_MIN_NV` coordinates on `Projection` solves along the tree:
     the result is on the constraints, and the velocity correction lies in
     `range(M^-1 C^T)` (the mass-weighted least change)."""
-    model = examples.n_four_bar(17)
     assert model.nv >= jmbs.STRUCTURED_MIN_NV
     rng = np.random.default_rng(0)
     q = model.q0 + 1e-4 * rng.normal(size=model.nq)
@@ -165,14 +173,19 @@ def test_dense_terms_give_the_same_solve():
     np.testing.assert_allclose(a_dense, a_blocks, atol=1e-11 * np.max(np.abs(a_blocks)))
 
 
-def test_structured_consistent_velocity_equals_the_dense_formula():
+@pytest.mark.parametrize("model", [examples.n_four_bar(17), examples.crank_ladder(40, 12)],
+                         ids=["chain", "hub"])
+def test_structured_consistent_velocity_equals_the_dense_formula(model):
     """From `jmbs.STRUCTURED_MIN_NV` coordinates on, `consistent_velocity` solves along the
     tree; NumPy's `v_g - M^-1 C^T (C M^-1 C^T)^+ (C v_g + b)` gives the same velocity."""
-    model = examples.n_four_bar(17)
     v_guess = np.random.default_rng(4).normal(size=model.nv)
     v = np.asarray(jmbs.consistent_velocity(model, model.q0, v_guess))
     C = np.asarray(jmbs.constraint_matrix(model, model.q0))
     b = np.asarray(jmbs.velocity_rhs(model, model.q0))
     W = np.linalg.inv(np.asarray(jmbs.mass_matrix(model)))
-    expected = v_guess - W @ C.T @ np.linalg.pinv(C @ W @ C.T) @ (C @ v_guess + b)
+    # (the hub's C M^-1 C^T is singular, redundant rows: its pseudo-inverse drops the
+    # values at rounding level)
+    G = C @ W @ C.T
+    expected = v_guess - W @ C.T @ np.linalg.pinv(G, rcond=1e-10, hermitian=True) @ (C @ v_guess + b)
     np.testing.assert_allclose(v, expected, atol=1e-10 * np.max(np.abs(expected)))
+    assert np.max(np.abs(C @ v + b)) < 1e-12 * np.max(np.abs(C @ v_guess + b))

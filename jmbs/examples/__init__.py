@@ -32,6 +32,7 @@ from .mobile_robot import steering_range as steering_range
 from .random import random_mechanism as random_mechanism
 from .shapes import bar_grid as bar_grid
 from .shapes import crank_ladder as crank_ladder
+from .shapes import plates_on_legs as plates_on_legs
 from .spatial_parallelogram import spatial_parallelogram as spatial_parallelogram
 from .wheeled_robot import four_wheeled_robot as four_wheeled_robot
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._builder.builder import ModelBuilder
 from .._model import Model
-from .basic import G, planar_rod
+from .basic import G, _rod3, planar_rod
 
 
 def crank_ladder(cranks: int = 300, links: int = 200) -> Model:
@@ -26,6 +26,35 @@ def crank_ladder(cranks: int = 300, links: int = 200) -> Model:
         link = planar_rod(b, f"link{j}", top, top + (0.0, -0.5))
         b.add_revolute(f"L{j}", prev, link, point=top)
         prev, top = link, top + (0.0, -0.5)
+    return b.build()
+
+
+def plates_on_legs(legs: tuple[int, ...] = (12, 10), links: int = 3) -> Model:
+    """Spatial hubs joined to each other: plates (5 kg) on `legs[j]` parallel vertical 1 m
+    legs each (a revolute about z at the ground, a spherical joint at the plate; plate
+    `j` at z = 2 j), consecutive plates hinged about z, a chain of `links` 0.5 m rods
+    hanging from the first plate by spherical joints. The legs' and hinges' reactions are
+    not unique (every plate is overconstrained), the chain's are; each plate is a body
+    joined to `legs[j] + 1` or more others."""
+    if not legs or min(legs) < 1 or links < 0:
+        raise ValueError(f"plates_on_legs needs at least one plate with legs >= 1 and links >= 0; "
+                         f"got legs={legs}, links={links}")
+    b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
+    z = (0.0, 0.0, 1.0)
+    plates = [b.add_body(f"plate{j}", mass=5.0, inertia=(1.0, 2.0, 1.5),
+                         position=((k - 1) / 2, 1.0, 2.0 * j)) for j, k in enumerate(legs)]
+    for j, (plate, k) in enumerate(zip(plates, legs)):
+        for i in range(k):
+            leg = _rod3(b, f"leg{j}_{i}", (i, 0.0, 2.0 * j), (i, 1.0, 2.0 * j))
+            b.add_revolute(f"O{j}_{i}", b.ground, leg, point=(i, 0.0, 2.0 * j), axis=z)
+            b.add_spherical(f"T{j}_{i}", leg, plate, point=(i, 1.0, 2.0 * j))
+        if j:
+            b.add_revolute(f"P{j}", plates[j - 1], plate, point=(0.0, 1.0, 2.0 * j - 1.0), axis=z)
+    prev, top = plates[0], np.array([legs[0] - 1.0, 1.0, -0.5])
+    for j in range(links):
+        rod = _rod3(b, f"link{j}", top, top + (0.0, -0.5, 0.0))
+        b.add_spherical(f"L{j}", prev, rod, point=top)
+        prev, top = rod, top + (0.0, -0.5, 0.0)
     return b.build()
 
 
