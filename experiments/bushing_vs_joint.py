@@ -51,7 +51,7 @@ import numpy as np
 
 import jmbs
 from jmbs import ModelBuilder, examples
-from jmbs.examples.basic import BRICARD_AXES, BRICARD_POINTS, _rod3
+from jmbs.examples.basic import BRICARD_AXES, BRICARD_POINTS, spatial_rod
 from jmbs.rotations import quat_to_rot, rot2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -95,7 +95,7 @@ def bricard(k: float | None = None, rho: float = 1.0) -> jmbs.Model:
     `rho` in m^2) about the axes normal to J1's axis (none about it)."""
     b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
     P = BRICARD_POINTS
-    rods = [_rod3(b, f"rod{j + 1}", P[j], P[j + 1]) for j in range(5)]
+    rods = [spatial_rod(b, f"rod{j + 1}", P[j], P[j + 1]) for j in range(5)]
     bodies = [b.ground, *rods, b.ground]
     for j in range(6):
         if j == 0 and k is not None:

@@ -8,7 +8,7 @@ import pytest
 
 import jmbs
 from jmbs import ModelBuilder, examples
-from jmbs.examples.basic import BRICARD_POINTS, _rod3
+from jmbs.examples.basic import BRICARD_POINTS, spatial_rod
 
 G = 9.81
 
@@ -23,7 +23,7 @@ def held_bricard():
     """The Bricard (IFToMM A04) held at rest by a driver on J4 (between rods 3 and 4)."""
     b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
     for k in range(5):
-        _rod3(b, f"rod{k + 1}", BRICARD_POINTS[k], BRICARD_POINTS[k + 1])
+        spatial_rod(b, f"rod{k + 1}", BRICARD_POINTS[k], BRICARD_POINTS[k + 1])
     model = examples.bricard()
     for spec in model.element_specs:
         info = model.element(spec.name)

@@ -46,6 +46,23 @@ def test_dca_decides_as_the_dense_method_on_two_spatial_hubs_joined_to_each_othe
     assert welded == {"plate0 (weld)", "plate1 (weld)"}  # both hubs split
 
 
+def test_a_set_of_joints_on_several_copies_of_a_hub_is_decided_on_the_hub():
+    """A set's wrench on a split hub is its copies' summed: the joints of all 12 cranks
+    (every `O_k` and `B_k`, acting on every copy of the coupler) have a unique resultant
+    on every body, though no single one of them is unique; two cranks' joints are not;
+    the DCA decides each set as the dense method does."""
+    model = examples.crank_ladder(12, 3)
+    S = jmbs.element_sets(model)
+    names = model.element_names
+    crank_joints = np.array([n[0] in "OB" for n in names])
+    sets = np.stack([S[crank_joints].any(axis=0), S[:4].any(axis=0), S.any(axis=0)])
+    dca, dense = (jmbs.solvability_decisions(model, model.q0, method=m, sets=sets)
+                  for m in ("dca", "nullspace"))
+    np.testing.assert_array_equal(np.asarray(dca.unique), [True, False, True])
+    np.testing.assert_array_equal(np.asarray(dca.unique), np.asarray(dense.unique))
+    assert not np.any(np.asarray(jmbs.solvability(model).decisions.unique)[crank_joints])
+
+
 @pytest.mark.parametrize("make", [
     lambda: examples.bar_grid(3, 4), lambda: examples.bar_grid(6, 6),
     lambda: examples.random_mechanism(3, 2, n_bodies=40, n_loops=6, n_drivers=0)],

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._assembly import constraint_blocks
 from .._bodies import NV
@@ -50,7 +51,7 @@ from .._misc import as_float
 from .._model import Model
 from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
 from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
-from .._tree.solve import children_factors, flat_handles, pad_cols, plan_routes, split_blocks
+from .._tree.solve import children_factors, flat_handles, leaf_bodies, pad_cols, plan_routes, split_blocks
 from .base import AbstractSolvabilityMethod, Decisions
 
 
@@ -237,11 +238,9 @@ def _downward(plan: Plan, passes):
 def _criteria(plan: Plan, leaf_F, leaf_Y, sets):
     """The wrench of the patterns on each body, at the body's leaf (whose F rows are all
     the rows acting on it): `||C_X,b^T N_X||` summed over bodies, per element
-    (`sets=None`) or per given set."""
-    def wrench2(mask_rows):
-        return jnp.sum(jnp.einsum("br,brc,brw->bcw", mask_rows, leaf_F, leaf_Y) ** 2, axis=(1, 2))
-
-    if sets is None:
+    (`sets=None`) or per given set. A split hub's wrench is its copies' summed (a set's
+    rows may act on several copies, whose welds balance each other's share)."""
+    if sets is None:  # an element acts on one copy of a hub
         F0 = jnp.concatenate([leaf_F, jnp.zeros((leaf_F.shape[0], 1, leaf_F.shape[2]))], axis=1)
         Y0 = jnp.concatenate([leaf_Y, jnp.zeros((leaf_Y.shape[0], 1, leaf_Y.shape[2]))], axis=1)
         Fp = F0[plan.pair_leaf[:, None], plan.pair_slots]
@@ -252,5 +251,11 @@ def _criteria(plan: Plan, leaf_F, leaf_Y, sets):
         sets = jnp.asarray(sets)  # rows of C; the welds' and the padding's belong to none
         ext = jnp.pad(sets, ((0, 0), (0, plan.split.nc - plan.nc + 1)))
         rows0 = plan.levels[0].rows
-        crit2 = jax.lax.map(lambda m: jnp.sum(wrench2(m[rows0].astype(leaf_F.dtype))), ext)
+        body = np.append(plan.split.body_of, plan.n_bodies)[leaf_bodies(plan)]  # per leaf
+
+        def crit2_of(mask):
+            wrench = jnp.einsum("br,brc,brw->bcw", mask[rows0].astype(leaf_F.dtype), leaf_F, leaf_Y)
+            return jnp.sum(jax.ops.segment_sum(wrench, body, num_segments=plan.n_bodies + 1) ** 2)
+
+        crit2 = jax.lax.map(crit2_of, ext)
     return jnp.sqrt(crit2)

@@ -218,10 +218,10 @@ def split_hubs(model: Model, split: bool = True) -> Split:
     body_of, copy_at = list(range(nb)), {}  # copy_at[(hub, neighbour)] = body index of the copy
     copies = {}
     for h in hubs:
-        order, seen = [], {h}
+        order, seen, rest = [], {h}, set(range(nb)) - {h}
         for x in sorted(adj[h]):
             if x not in seen:
-                part = _bfs(x, set(range(nb)) - {h}, adj)
+                part = _bfs(x, rest, adj)
                 seen.update(part)
                 order += [y for y in part if y in adj[h]]
         copies[h] = [h]

@@ -21,6 +21,7 @@ from .basic import sarrus as sarrus
 from .basic import slider_crank as slider_crank
 from .basic import slider_crank_position as slider_crank_position
 from .basic import spatial_four_bar as spatial_four_bar
+from .basic import spatial_rod as spatial_rod
 from .gripper import gripper as gripper
 from .gripper import gripper_slide as gripper_slide
 from .manipulator import redundant_manipulator as redundant_manipulator

@@ -156,7 +156,7 @@ def parallelogram(motion=None, params=None) -> Model:
     return b.build()
 
 
-def _rod3(b: ModelBuilder, name: str, p, q, mass: float = 1.0, width: float = 0.1):
+def spatial_rod(b: ModelBuilder, name: str, p, q, mass: float = 1.0, width: float = 0.1):
     """Uniform spatial rod of square section `width` from `p` to `q` (x along the rod)."""
     p, q = np.asarray(p, float), np.asarray(q, float)
     L = float(np.linalg.norm(q - p))
@@ -174,9 +174,9 @@ def spatial_four_bar(theta: float = math.pi / 3, motion=None) -> Model:
     b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
     A, B = four_bar_points(theta)
     A3, B3, O4 = np.r_[A, 0.0], np.r_[B, 0.0], np.array([3.0, 0.0, 0.0])
-    crank = _rod3(b, "crank", np.zeros(3), A3)
-    coupler = _rod3(b, "coupler", A3, B3)
-    rocker = _rod3(b, "rocker", O4, B3)
+    crank = spatial_rod(b, "crank", np.zeros(3), A3)
+    coupler = spatial_rod(b, "coupler", A3, B3)
+    rocker = spatial_rod(b, "rocker", O4, B3)
     z = (0.0, 0.0, 1.0)
     b.add_revolute("O2", b.ground, crank, point=(0.0, 0.0, 0.0), axis=z)
     b.add_revolute("A", crank, coupler, point=A3, axis=z)
@@ -197,7 +197,7 @@ def bricard() -> Model:
     revolute joints; the first and last joints connect to the ground. Gravity -y."""
     b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
     P = BRICARD_POINTS
-    rods = [_rod3(b, f"rod{k + 1}", P[k], P[k + 1]) for k in range(5)]
+    rods = [spatial_rod(b, f"rod{k + 1}", P[k], P[k + 1]) for k in range(5)]
     bodies = [b.ground, *rods, b.ground]
     for k in range(6):
         b.add_revolute(f"J{k + 1}", bodies[k], bodies[k + 1], point=P[k], axis=BRICARD_AXES[k])
@@ -222,8 +222,8 @@ def sarrus(height: float = 0.4, link: float = 0.25, base: float = 0.2) -> Model:
                          ("b", np.array([0.0, 1.0, 0.0]), (1.0, 0.0, 0.0))):
         foot, knee = base * e, (base + reach) * e + np.array([0.0, 0.0, height / 2])
         top = base * e + np.array([0.0, 0.0, height])
-        lower = _rod3(b, f"{leg}_lower", foot, knee, width=0.02)
-        upper = _rod3(b, f"{leg}_upper", knee, top, width=0.02)
+        lower = spatial_rod(b, f"{leg}_lower", foot, knee, width=0.02)
+        upper = spatial_rod(b, f"{leg}_upper", knee, top, width=0.02)
         b.add_revolute(f"{leg}_foot", b.ground, lower, point=foot, axis=axis)
         b.add_revolute(f"{leg}_knee", lower, upper, point=knee, axis=axis)
         b.add_revolute(f"{leg}_top", upper, plate, point=top, axis=axis)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._builder.builder import ModelBuilder
 from .._model import Model
-from .basic import G, _rod3, planar_rod
+from .basic import G, planar_rod, spatial_rod
 
 
 def crank_ladder(cranks: int = 300, links: int = 200) -> Model:
@@ -45,14 +45,14 @@ def plates_on_legs(legs: tuple[int, ...] = (12, 10), links: int = 3) -> Model:
                          position=((k - 1) / 2, 1.0, 2.0 * j)) for j, k in enumerate(legs)]
     for j, (plate, k) in enumerate(zip(plates, legs)):
         for i in range(k):
-            leg = _rod3(b, f"leg{j}_{i}", (i, 0.0, 2.0 * j), (i, 1.0, 2.0 * j))
+            leg = spatial_rod(b, f"leg{j}_{i}", (i, 0.0, 2.0 * j), (i, 1.0, 2.0 * j))
             b.add_revolute(f"O{j}_{i}", b.ground, leg, point=(i, 0.0, 2.0 * j), axis=z)
             b.add_spherical(f"T{j}_{i}", leg, plate, point=(i, 1.0, 2.0 * j))
         if j:
             b.add_revolute(f"P{j}", plates[j - 1], plate, point=(0.0, 1.0, 2.0 * j - 1.0), axis=z)
     prev, top = plates[0], np.array([legs[0] - 1.0, 1.0, -0.5])
     for j in range(links):
-        rod = _rod3(b, f"link{j}", top, top + (0.0, -0.5, 0.0))
+        rod = spatial_rod(b, f"link{j}", top, top + (0.0, -0.5, 0.0))
         b.add_spherical(f"L{j}", prev, rod, point=top)
         prev, top = rod, top + (0.0, -0.5, 0.0)
     return b.build()
