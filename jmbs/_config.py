@@ -29,8 +29,9 @@ def require_x64(where: str) -> None:
 
 # Compiler options of the programs that run once per call, on one state or a few saved
 # ones (the saved-state post-processing, the divide-and-conquer ranks at the initial
-# state): LLVM's optimizations cost them more compile time than they save at run time
-# (A02 with N = 40: saved-state program 1.1 s, ranks 0.15 s shorter to compile).
+# state, `jmbs.solvability`'s decisions at one configuration): LLVM's optimizations cost
+# them more compile time than they save at run time (A02 with N = 40: saved-state program
+# 1.1 s, ranks 0.15 s shorter to compile).
 RUN_ONCE = {"xla_backend_optimization_level": 0}
 
 
