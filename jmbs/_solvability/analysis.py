@@ -2,6 +2,7 @@
 for use inside your own transformed code. `jmbs.solvability` and the sweeps are
 their host-side front ends."""
 
+import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import ArrayLike, Bool
 
@@ -43,4 +44,12 @@ def solvability_decisions(model: Model, q: ArrayLike, t: ArrayLike = 0.0,
     **Raises:** `ValueError` for an unknown method name.
     """
     method = default_uniqueness(model) if method is None else method
-    return resolve_method(method, model).evaluate(model, jnp.asarray(q), jnp.asarray(t), sets)
+    return _decisions(resolve_method(method, model), model, jnp.asarray(q), jnp.asarray(t), sets)
+
+
+@eqx.filter_jit
+def _decisions(method: AbstractSolvabilityMethod, model: Model, q, t, sets) -> Decisions:
+    """One program (inlined where the caller traces): called eagerly, the analysis would
+    dispatch and compile its operations one by one (the DCA on a 48-coordinate ladder:
+    12.9 s for the first call, against 0.9 s compiled whole)."""
+    return method.evaluate(model, q, t, sets)
