@@ -200,8 +200,9 @@ def _bisect(bodies: list[int], adj) -> Node:
     return Node(frozenset(bodies), children=(_bisect(left, adj), _bisect(right, adj)))
 
 
-def split_hubs(model: Model, split: bool = True) -> Split:
-    """The model's bodies and rows with its hubs split (`Split`; `split=False`: as they are).
+def split_hubs(model: Model, entry_rows, entry_bodies, split: bool = True) -> Split:
+    """The model's bodies and rows with its hubs split (`Split`; `split=False`: as they are);
+    `entry_*`: the rows and bodies of `C`'s moving-body blocks (`block_layout`'s).
 
     A hub's neighbours are taken part by part (the connected parts of the graph without
     the hub, breadth-first within each), `HUB_SHARE` to a copy; an element joining the
@@ -248,13 +249,11 @@ def split_hubs(model: Model, split: bool = True) -> Split:
         return tuple(out)
 
     elements = [((a, e), place(bodies)) for bodies, (a, e) in zip(specs, model.element_rows)]
-    rows_all, bodies_all = block_layout(model)
-    moving = bodies_all < nb
     owner = np.zeros(nc, dtype=np.int64)
     for k, (a, e) in enumerate(model.element_rows):
         owner[a:e] = k
-    entry_bodies = np.array([elements[owner[r]][1][specs[owner[r]].index(b)]
-                             for r, b in zip(rows_all[moving], bodies_all[moving])], dtype=np.int64)
+    entry_split = np.array([elements[owner[r]][1][specs[owner[r]].index(b)]
+                            for r, b in zip(entry_rows, entry_bodies)], dtype=np.int64)
     w_rows, w_bodies, w_vals, row = [], [], [], nc
     for h in hubs:
         for c0, c1 in zip(copies[h], copies[h][1:]):
@@ -266,7 +265,7 @@ def split_hubs(model: Model, split: bool = True) -> Split:
                     w_vals.append(sign * np.eye(nvb)[d])
             row += nvb
     return Split(nb_ext, row, np.asarray(body_of, dtype=np.int64), share, tuple(elements),
-                 entry_bodies, np.asarray(w_rows, dtype=np.int64),
+                 entry_split, np.asarray(w_rows, dtype=np.int64),
                  np.asarray(w_bodies, dtype=np.int64), np.asarray(w_vals).reshape(-1, nvb))
 
 
@@ -386,17 +385,17 @@ def tree_pays(model: Model) -> bool:
 
 
 def _make_plan(model: Model, tree) -> Plan:
-    split = split_hubs(model, tree is None)
+    rows_all, bodies_all = block_layout(model)
+    moving = bodies_all < model.n_bodies
+    entry_pick = np.flatnonzero(moving)
+    entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
+    split = split_hubs(model, entry_rows, entry_bodies, tree is None)
     nb = split.n_bodies
     root = (_bisect(list(range(nb)), _graph(nb, [b for _, b in split.elements])) if tree is None
             else _user_tree(model, tree))
     nodes, leaves = _annotate(root)
     _place_rows(split, leaves)
     groups = _groups(nodes)
-    rows_all, bodies_all = block_layout(model)
-    moving = bodies_all < model.n_bodies
-    entry_pick = np.flatnonzero(moving)
-    entry_rows, entry_bodies = rows_all[moving], bodies_all[moving]
     levels = _levels(model.dim, split, groups, np.concatenate([entry_rows, split.weld_rows]),
                      np.concatenate([split.entry_bodies, split.weld_bodies]))
     # Element criteria: the element's wrench on each of its moving bodies, read at that

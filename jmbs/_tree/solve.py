@@ -163,7 +163,9 @@ def _whitening(plan: Plan, body_mass: Array) -> Array:
     for a ground leaf."""
     nvb = body_mass.shape[-1]
     split = plan.split
-    L = jnp.linalg.cholesky(body_mass[split.body_of] * split.share[:, None, None])
+    if plan.weld_rank:  # hubs split: no gather otherwise (every evaluation passes here)
+        body_mass = body_mass[split.body_of] * split.share[:, None, None]
+    L = jnp.linalg.cholesky(body_mass)
     S = jax.scipy.linalg.solve_triangular(L, jnp.broadcast_to(jnp.eye(nvb), L.shape), lower=True).mT
     return jnp.concatenate([S, jnp.zeros((1, nvb, nvb))])[leaf_bodies(plan)]
 
@@ -214,7 +216,9 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
 def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     """`(a, lam)` for the right-hand sides `f` (`(nv,)`, body order) and `g` (`(nc,)`)."""
     nvb, nb, routes, split = NV[plan.dim], plan.n_bodies, plan_routes(plan), plan.split
-    f_split = f.reshape(nb, nvb)[split.body_of] * split.share[:, None]  # a hub's load shared
+    f_split = f.reshape(nb, nvb)
+    if plan.weld_rank:  # a split hub's load shared by its copies
+        f_split = f_split[split.body_of] * split.share[:, None]
     f_leaf = jnp.concatenate([f_split, jnp.zeros((1, nvb))])[leaf_bodies(plan)]
     a0 = jnp.einsum("nij,ni->nj", fac.S, f_leaf)  # S^T f
     g_ext = jnp.concatenate([g, jnp.zeros(split.nc - plan.nc + 1)])  # the welds: no motion
