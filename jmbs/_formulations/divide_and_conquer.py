@@ -71,10 +71,9 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
                     "inverse inertia: give it a mass and inertia, or use jmbs.NullSpaceProjection()")
         plan = make_plan(model, self.tree)
         method = DCA(self.rtol, CRITERION_TOL, self.tree, plan)
-        ranks = tuple(np.asarray(r) for r in _connection_ranks(method, model, q, t))
-        rank = sum(int(r.sum()) for r in ranks) - plan.weld_rank  # the welds of split hubs
-        return DivideAndConquerState(all_rigid(model), rank,
-                                plan=plan, node_ranks=ranks)
+        rank, ranks = _connection_ranks(method, model, q, t)
+        return DivideAndConquerState(all_rigid(model), int(rank),
+                                plan=plan, node_ranks=tuple(np.asarray(r) for r in ranks))
 
     def terms(self, model: Model, q, v, t, *, with_phi: bool = True) -> DynamicsTerms:
         """The structured terms: `C` as its blocks, `M` as the bodies' (no dense matrix)."""
@@ -90,6 +89,8 @@ def _connection_ranks(method: DCA, model: Model, q, t):
     """The rank of every connection at `(q, t)`, by the rank rule on the equilibrated
     blocks of `C` (the `DCA` uniqueness analysis's own decision, so the formulation's
     rank is the report's). A connection's rank does not depend on how rows and bodies
-    are scaled, so it holds for the mass-weighted blocks that the solve factorizes."""
-    _, per_level = method.run(model, q, t)
-    return tuple(jnp.sum(s > method.rtol, axis=1) for _, s in per_level)
+    are scaled, so it holds for the mass-weighted blocks that the solve factorizes.
+    Returns `(rank of C, per height the connections' ranks)` (the first without the
+    welds of split hubs, as the report's)."""
+    dec, per_level = method.run(model, q, t)
+    return dec.rank, tuple(jnp.sum(s > method.rtol, axis=1) for _, s in per_level)
