@@ -172,6 +172,17 @@ def test_band_plan_recovers_a_shuffled_band():
     assert band_plan(np.ones((n, n), bool)) is None  # dense: one block
 
 
+def test_band_plan_takes_blocks_smaller_than_the_bandwidth_where_they_align():
+    """The Bricard's six joints of five rows each couple only their neighbours along
+    the loop (the ground carries no mass): ordered, bandwidth 9, block tridiagonal in
+    blocks of 5 (a block size the bandwidth would not find: 4 blocks of 9)."""
+    pattern = gram_pattern(examples.bricard())
+    perm, w = band_plan(pattern)
+    assert w == 5 and sorted(perm) == list(range(30))
+    i, j = np.nonzero(pattern[np.ix_(perm, perm)])
+    assert np.max(np.abs(i - j)) == 9 and np.max(np.abs(i // w - j // w)) == 1
+
+
 @pytest.mark.parametrize("name", ["bricard", "spatial_four_bar", "a02"])
 def test_block_products_match_the_dense_matrix(name):
     model = examples.n_four_bar(17) if name == "a02" else getattr(examples, name)()
@@ -188,10 +199,12 @@ def test_block_products_match_the_dense_matrix(name):
     np.testing.assert_allclose(gram_pattern(model) | (A == 0), True)  # no entry outside the pattern
 
 
-def test_the_banded_step_matches_the_dense_step():
-    """A02 with N = 17 (105 velocities: the blocks and the block tridiagonal solve)
-    against the step's equations solved densely; and its gradient by central differences."""
-    model = examples.n_four_bar(17)
+@pytest.mark.parametrize("name", ["a02", "bricard"])
+def test_the_banded_step_matches_the_dense_step(name):
+    """A02 with N = 17 (105 velocities: the blocks and the block tridiagonal solve) and
+    the Bricard (30 velocities, blocks of 5 along its loop) against the step's
+    equations solved densely; and its gradient by central differences."""
+    model = examples.n_four_bar(17) if name == "a02" else examples.bricard()
     rng = np.random.default_rng(2)
     s = jmbs.StepState.initial(model)
     s = jmbs.StepState(s.q + 1e-3 * rng.standard_normal(model.nq),
