@@ -284,19 +284,35 @@ def weighted_gram(model: Model, blocks: Array, W: Array) -> Float[Array, "nc nc"
     return gram_entries(model, body_products(model, blocks, W), rows[:, None], rows[None, :])
 
 
+def _row_sources(model: Model) -> np.ndarray:
+    """Host-side: for every row of `C`, its block rows (`constraint_blocks`' layout)
+    padded with `P` (a zero row), `(nc, k)`."""
+    rows = block_layout(model)[0]
+    per_row = [np.flatnonzero(rows == r) for r in range(model.nc)]
+    pick = np.full((model.nc, max((len(p) for p in per_row), default=0)), len(rows))
+    for r, p in enumerate(per_row):
+        pick[r, :len(p)] = p
+    return pick
+
+
 def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:
-    """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros))."""
-    rows, bodies = block_layout(model)
-    out = jax.ops.segment_sum(blocks * lam[rows][:, None], bodies, num_segments=model.n_bodies + 1)
-    return out[:-1].ravel()
+    """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros)): static gathers of each
+    body's block rows, no scatter."""
+    rows = block_layout(model)[0]
+    pick = _gram_sources(model)[0]
+    nvb = NV[model.dim]
+    Vb = jnp.concatenate([blocks, jnp.zeros((1, nvb))])[pick]  # (nb, k, nvb)
+    lb = jnp.concatenate([lam, jnp.zeros(1)])[np.append(rows, model.nc)[pick]]
+    return jnp.einsum("bkn,bk->bn", Vb, lb).ravel()
 
 
 def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
-    """`C v` from `C`'s blocks (traced code, O(nonzeros))."""
-    rows, bodies = block_layout(model)
+    """`C v` from `C`'s blocks (traced code, O(nonzeros)): static gathers, no scatter."""
+    bodies = block_layout(model)[1]
     nvb = NV[model.dim]
     vb = jnp.concatenate([v.reshape(model.n_bodies, nvb), jnp.zeros((1, nvb))])
-    return jax.ops.segment_sum(jnp.sum(blocks * vb[bodies], axis=1), rows, num_segments=model.nc)
+    each = jnp.concatenate([jnp.sum(blocks * vb[bodies], axis=1), jnp.zeros(1)])
+    return jnp.sum(each[_row_sources(model)], axis=1)
 
 
 @jitted
