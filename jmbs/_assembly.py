@@ -288,10 +288,11 @@ def _row_sources(model: Model) -> np.ndarray:
     """Host-side: for every row of `C`, its block rows (`constraint_blocks`' layout)
     padded with `P` (a zero row), `(nc, k)`."""
     rows = block_layout(model)[0]
-    per_row = [np.flatnonzero(rows == r) for r in range(model.nc)]
-    pick = np.full((model.nc, max((len(p) for p in per_row), default=0)), len(rows))
-    for r, p in enumerate(per_row):
-        pick[r, :len(p)] = p
+    order = np.argsort(rows, kind="stable")
+    counts = np.bincount(rows, minlength=model.nc)
+    slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    pick = np.full((model.nc, counts.max(initial=0)), len(rows))
+    pick[rows[order], slot] = order
     return pick
 
 

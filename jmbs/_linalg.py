@@ -215,8 +215,8 @@ def band_plan(pattern: np.ndarray) -> tuple[np.ndarray, int] | None:
     """Host-side: a symmetric `(n, n)` sparsity pattern's rows in reverse Cuthill-McKee
     order, padded with -1 to whole blocks, and the block size (the smallest that makes
     the matrix block tridiagonal in that order, at most the ordered pattern's
-    bandwidth); None where the
-    blocks would not be at least three (a dense factorization is then as cheap)."""
+    bandwidth); None where the blocks would not be at least three (a dense
+    factorization is then as cheap)."""
     n = len(pattern)
     degree = pattern.sum(axis=1)
     seen, order = np.zeros(n, bool), []
