@@ -16,6 +16,7 @@ from jmbs import examples
 from jmbs.internal import (
     band_plan,
     block_tridiagonal_solve,
+    blocks_matvec,
     blocks_rmatvec,
     constraint_blocks,
     gram_pattern,
@@ -183,9 +184,10 @@ def test_band_plan_takes_blocks_smaller_than_the_bandwidth_where_they_align():
     assert np.max(np.abs(i - j)) == 9 and np.max(np.abs(i // w - j // w)) == 1
 
 
-@pytest.mark.parametrize("name", ["bricard", "spatial_four_bar", "a02"])
+@pytest.mark.parametrize("name", ["bricard", "spatial_four_bar", "a02", "mobile_robot",
+                                  "redundant_manipulator_overactuated"])  # rows reordered
 def test_block_products_match_the_dense_matrix(name):
-    model = examples.n_four_bar(17) if name == "a02" else getattr(examples, name)()
+    model = examples.n_four_bar(17) if name == "a02" else examples.ALL[name]()
     rng = np.random.default_rng(1)
     q = model.q0 + 1e-2 * rng.standard_normal(model.nq)
     C = jmbs.constraint_matrix(model, q, 0.3)
@@ -196,6 +198,8 @@ def test_block_products_match_the_dense_matrix(name):
     np.testing.assert_allclose(weighted_gram(model, blocks, W), A, rtol=1e-12,
                                atol=1e-12 * float(jnp.max(jnp.abs(A))))
     np.testing.assert_allclose(blocks_rmatvec(model, blocks, lam), C.T @ lam, rtol=1e-12, atol=1e-12)
+    v = rng.standard_normal(model.nv)
+    np.testing.assert_allclose(blocks_matvec(model, blocks, v), C @ v, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gram_pattern(model) | (A == 0), True)  # no entry outside the pattern
 
 
