@@ -216,6 +216,18 @@ def constraint_terms_blocks(model: Model, q, v, t) -> tuple[Array, Array, Array]
             else jnp.zeros((0, nvb))), b, g
 
 
+def _grouped(keys: np.ndarray, n: int) -> np.ndarray:
+    """Host-side: for each key `0..n-1`, the positions in `keys` holding it, ascending,
+    padded with `len(keys)` (keys `>= n` are left out), `(n, most positions per key)`."""
+    order = np.argsort(keys, kind="stable")
+    order = order[keys[order] < n]
+    counts = np.bincount(keys[order], minlength=n)
+    slot = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
+    pick = np.full((n, counts.max(initial=0)), len(keys))
+    pick[keys[order], slot] = order
+    return pick
+
+
 def _gram_sources(model: Model):
     """Host-side plan of `C W C^T` from `C`'s blocks (`weighted_gram`): for every body,
     its block rows padded with `P` (a zero row), `(n_bodies, k)`; and for every pair of
@@ -225,11 +237,8 @@ def _gram_sources(model: Model):
     rows are left out (its columns are not in `C`)."""
     rows, bodies = block_layout(model)
     nb, P = model.n_bodies, len(rows)
-    per_body = [np.flatnonzero(bodies == b) for b in range(nb)]
-    k = max((len(p) for p in per_body), default=0)
-    pick = np.full((nb, k), P)
-    for b, p in enumerate(per_body):
-        pick[b, :len(p)] = p
+    pick = _grouped(bodies, nb)
+    k = pick.shape[1]
     b, i, j = np.nonzero((pick < P)[:, :, None] & (pick < P)[:, None, :])
     entry = rows[pick[b, i]] * model.nc + rows[pick[b, j]]
     order = np.argsort(entry, kind="stable")
@@ -284,18 +293,6 @@ def weighted_gram(model: Model, blocks: Array, W: Array) -> Float[Array, "nc nc"
     return gram_entries(model, body_products(model, blocks, W), rows[:, None], rows[None, :])
 
 
-def _row_sources(model: Model) -> np.ndarray:
-    """Host-side: for every row of `C`, its block rows (`constraint_blocks`' layout)
-    padded with `P` (a zero row), `(nc, k)`."""
-    rows = block_layout(model)[0]
-    order = np.argsort(rows, kind="stable")
-    counts = np.bincount(rows, minlength=model.nc)
-    slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    pick = np.full((model.nc, counts.max(initial=0)), len(rows))
-    pick[rows[order], slot] = order
-    return pick
-
-
 def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:
     """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros)): static gathers of each
     body's block rows, no scatter."""
@@ -313,7 +310,7 @@ def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
     nvb = NV[model.dim]
     vb = jnp.concatenate([v.reshape(model.n_bodies, nvb), jnp.zeros((1, nvb))])
     each = jnp.concatenate([jnp.sum(blocks * vb[bodies], axis=1), jnp.zeros(1)])
-    return jnp.sum(each[_row_sources(model)], axis=1)
+    return jnp.sum(each[_grouped(block_layout(model)[0], model.nc)], axis=1)
 
 
 @jitted
