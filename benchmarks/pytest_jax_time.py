@@ -8,7 +8,9 @@ Run the suite with it (cold: an empty compilation cache), then summarise:
 
 Each worker writes `/tmp/jax_time.<pid>.json` (`JAX_TIME_OUT` changes the prefix): per
 test its wall time and the seconds of XLA compilation, tracing and lowering
-(`jax.monitoring` duration events).
+(`jax.monitoring` duration events), and per compiled program (JAX's function name) the
+same seconds and the number of compilations, summed over the worker's tests: the
+summary's second table, the programs that cost the suite most.
 """
 
 import collections
@@ -25,13 +27,20 @@ EVENTS = {"xla": "/jax/core/compile/backend_compile_duration",
 PREFIX = os.environ.get("JAX_TIME_OUT", "/tmp/jax_time")
 _totals: collections.Counter = collections.Counter()
 _rows: list = []
+_programs: dict = collections.defaultdict(collections.Counter)
+KINDS = {event: kind for kind, event in EVENTS.items()}
+
+
+def _record(event, duration, fun_name=None, **kwargs):
+    _totals.update({event: duration})
+    if event in KINDS and fun_name is not None:
+        _programs[str(fun_name)].update({KINDS[event]: duration, f"n_{KINDS[event]}": 1})
 
 
 def pytest_configure(config):
     import jax.monitoring
 
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **kwargs: _totals.update({event: duration}))
+    jax.monitoring.register_event_duration_secs_listener(_record)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -46,11 +55,12 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_sessionfinish(session):
     if _rows:
         with open(f"{PREFIX}.{os.getpid()}.json", "w") as f:
-            json.dump(_rows, f)
+            json.dump({"tests": _rows, "programs": _programs}, f)
 
 
 def summary() -> None:
-    rows = [r for path in glob.glob(f"{PREFIX}.*.json") for r in json.load(open(path))]
+    runs = [json.load(open(path)) for path in glob.glob(f"{PREFIX}.*.json")]
+    rows = [r for run in runs for r in run["tests"]]
     files: dict = collections.defaultdict(collections.Counter)
     for nodeid, wall, parts in rows:
         files[nodeid.split("::")[0]].update({"wall": wall, "tests": 1, **parts})
@@ -60,6 +70,14 @@ def summary() -> None:
         rest = c["wall"] - c["xla"] - c["trace"] - c["lower"]
         print(f"{name:44s} {c['wall']:7.1f} {c['xla']:7.1f} {c['trace']:6.1f} {c['lower']:6.1f} "
               f"{rest:7.1f} {c['tests']}")
+    programs: dict = collections.defaultdict(collections.Counter)
+    for run in runs:
+        for name, c in run["programs"].items():
+            programs[name].update(c)
+    print(f"\n{'program':44s} {'xla':>7s} {'trace':>6s} {'lower':>6s} {'compiles':>8s} {'traces':>6s}")
+    for name, c in sorted(programs.items(), key=lambda x: -sum(x[1][k] for k in EVENTS))[:40]:
+        print(f"{name[:44]:44s} {c['xla']:7.1f} {c['trace']:6.1f} {c['lower']:6.1f} "
+              f"{c['n_xla']:8d} {c['n_trace']:6d}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
 from .._misc import is_traced
 from .._model import Model
+from .._params import ParamVector
 from .._reactions import build_reactions
 from .._solvability.base import AbstractSolvabilityMethod
 from .._stabilization.base import AbstractStabilization
@@ -164,7 +165,7 @@ def valid_design(model: Model) -> Array:
                - J[:, 0, 1] * (J[:, 1, 0] * J[:, 2, 2] - J[:, 1, 2] * J[:, 2, 0])
                + J[:, 0, 2] * (J[:, 1, 0] * J[:, 2, 1] - J[:, 1, 1] * J[:, 2, 0]))
         inertia = (J[:, 0, 0] > 0) & (minor2 > 0) & (det > 0)
-    params = model.params()
+    params = ParamVector(model.param_vector, model.param_layout)  # only the bounded keys read
     bounds = [params[key] > 0 if arg.bound == "positive" else params[key] >= 0
               for key, arg in bounded_parameters(model.force_specs)]
     forces = jnp.all(jnp.stack([jnp.all(b) for b in bounds])) if bounds else True
