@@ -158,13 +158,14 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
     check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
 
-    # The run: one program, whatever the input (the saved states' program compiles beside it).
+    # The run: one program, whatever the values (the saved states' program compiles beside
+    # it); a concrete start found on the constraints above skips the start's projection.
     ahead = None if not concrete else compile_solution_ahead(
         model, prepared, stabilization, method if reactions else None, saveat)
     ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
         None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
-        jnp.asarray(initial_tol, float), max_steps)
+        jnp.asarray(initial_tol, float), max_steps, project_start=not concrete or off is not None)
     if ahead is not None:
         ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
