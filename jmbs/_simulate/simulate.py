@@ -344,10 +344,11 @@ def _resolve_tolerances(solver, controller):
 
 def _check_initial_state(model: Model, q0, v0, t0, tol: float,
                           method: AbstractSolvabilityMethod) -> tuple[str | None, bool]:
-    """Host-side validation of a concrete initial state (it does not change the
-    compiled program): refuse NaN and a configuration far off the constraints;
-    return a description of a small violation (the run projects it) or None, and
-    whether the positions are off (not only the velocities)."""
+    """Host-side validation of a concrete initial state: refuse NaN and a
+    configuration far off the constraints; return a description of a small violation
+    (the run projects it) or None (on the constraints: the run's program leaves the
+    start's projection out), and whether the positions are off (not only the
+    velocities)."""
     for what, x in (("q0", q0), ("v0", v0)):
         if not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{what} contains NaN or inf; pass a finite initial state")
