@@ -228,6 +228,12 @@ def _grouped(keys: np.ndarray, n: int) -> np.ndarray:
     return pick
 
 
+def _body_block_rows(model: Model) -> np.ndarray:
+    """Host-side: every body's block rows (`constraint_blocks`' layout), padded with the
+    number of block rows (a zero row appended by the callers), `(n_bodies, k)`."""
+    return _grouped(block_layout(model)[1], model.n_bodies)
+
+
 def _gram_sources(model: Model):
     """Host-side plan of `C W C^T` from `C`'s blocks (`weighted_gram`): for every body,
     its block rows padded with `P` (a zero row), `(n_bodies, k)`; and for every pair of
@@ -235,9 +241,9 @@ def _gram_sources(model: Model):
     product in the bodies' `(n_bodies, k, k)` products (flattened) and its slot (the
     n-th contribution to an entry goes to slot n), sorted by entry. The ground's block
     rows are left out (its columns are not in `C`)."""
-    rows, bodies = block_layout(model)
-    nb, P = model.n_bodies, len(rows)
-    pick = _grouped(bodies, nb)
+    rows = block_layout(model)[0]
+    P = len(rows)
+    pick = _body_block_rows(model)
     k = pick.shape[1]
     b, i, j = np.nonzero((pick < P)[:, :, None] & (pick < P)[:, None, :])
     entry = rows[pick[b, i]] * model.nc + rows[pick[b, j]]
@@ -273,7 +279,7 @@ def gram_gather(model: Model, rows: np.ndarray, cols: np.ndarray) -> tuple[np.nd
 def body_products(model: Model, blocks: Array, W: Array) -> Array:
     """The bodies' products `B_b W_b B_b^T` of `C`'s blocks (`constraint_blocks`' layout)
     on each body, flattened, with a zero appended: what `gram_entries` gathers from."""
-    pick = _gram_sources(model)[0]
+    pick = _body_block_rows(model)
     nvb = NV[model.dim]
     Vb = jnp.concatenate([blocks, jnp.zeros((1, nvb))])[pick]  # (nb, k, nvb)
     return jnp.concatenate([jnp.einsum("bin,bnm,bjm->bij", Vb, W, Vb).ravel(), jnp.zeros(1)])
@@ -297,7 +303,7 @@ def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:
     """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros)): static gathers of each
     body's block rows, no scatter."""
     rows = block_layout(model)[0]
-    pick = _gram_sources(model)[0]
+    pick = _body_block_rows(model)
     nvb = NV[model.dim]
     Vb = jnp.concatenate([blocks, jnp.zeros((1, nvb))])[pick]  # (nb, k, nvb)
     lb = jnp.concatenate([lam, jnp.zeros(1)])[np.append(rows, model.nc)[pick]]
@@ -306,11 +312,11 @@ def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:
 
 def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
     """`C v` from `C`'s blocks (traced code, O(nonzeros)): static gathers, no scatter."""
-    bodies = block_layout(model)[1]
+    rows, bodies = block_layout(model)
     nvb = NV[model.dim]
     vb = jnp.concatenate([v.reshape(model.n_bodies, nvb), jnp.zeros((1, nvb))])
     each = jnp.concatenate([jnp.sum(blocks * vb[bodies], axis=1), jnp.zeros(1)])
-    return jnp.sum(each[_grouped(block_layout(model)[0], model.nc)], axis=1)
+    return jnp.sum(each[_grouped(rows, model.nc)], axis=1)
 
 
 @jitted
