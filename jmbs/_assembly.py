@@ -299,24 +299,66 @@ def weighted_gram(model: Model, blocks: Array, W: Array) -> Float[Array, "nc nc"
     return gram_entries(model, body_products(model, blocks, W), rows[:, None], rows[None, :])
 
 
+def sum_terms(x: Array, axis: int) -> Array:
+    """`jnp.sum(x, axis)`, term by term where the axis is short: under `vmap` XLA's CPU
+    backend hands small reductions to a library call that runs far slower than the
+    fused additions (`matvec`'s note); long axes (a hub's many joints) keep the sum."""
+    n = x.shape[axis]
+    if n > 16:
+        return jnp.sum(x, axis=axis)
+    terms = [jax.lax.index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
+    out = terms[0] if terms else jnp.zeros(x.shape[:axis] + x.shape[axis + 1:])
+    for term in terms[1:]:
+        out = out + term
+    return out
+
+
+def _group_block_slices(model: Model) -> list[tuple[slice, int, int, int, np.ndarray]]:
+    """Host-side: per group, its block rows in `constraint_blocks`' layout (a slice),
+    its instances `n`, rows `m` and bodies per instance `k`, and the bodies `(n, k)`
+    (`n_bodies` for the ground)."""
+    out, start = [], 0
+    for g in model.groups:
+        bodies = np.asarray(g.bodies)
+        n, k = bodies.shape
+        out.append((slice(start, start + n * g.n_rows * k), n, g.n_rows, k, bodies))
+        start += n * g.n_rows * k
+    return out
+
+
 def blocks_rmatvec(model: Model, blocks: Array, lam: Array) -> Array:
-    """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros)): static gathers of each
-    body's block rows, no scatter."""
-    rows = block_layout(model)[0]
-    pick = _body_block_rows(model)
+    """`C^T lambda` from `C`'s blocks (traced code, O(nonzeros)): per group, each
+    instance's blocks weighted by its multipliers, then every body's contributions
+    gathered (static indices) and summed; no scatter. Sums run term by term
+    (`sum_terms`): on the CPU the Bricard's batched step took 20 % less than with
+    flattened block-row gathers (`jmbs.step`, 4,096 instances)."""
     nvb = NV[model.dim]
-    Vb = jnp.concatenate([blocks, jnp.zeros((1, nvb))])[pick]  # (nb, k, nvb)
-    lb = jnp.concatenate([lam, jnp.zeros(1)])[np.append(rows, model.nc)[pick]]
-    return jnp.einsum("bkn,bk->bn", Vb, lb).ravel()
+    if model.row_order is not None:  # element order -> the groups' stacked order
+        lam = lam[np.argsort(np.asarray(model.row_order))]
+    parts, owners, start = [], [], 0
+    for rows, n, m, k, bodies in _group_block_slices(model):
+        B = blocks[rows].reshape(n, m, k, nvb)
+        lg = lam[start:start + n * m].reshape(n, m)
+        start += n * m
+        parts.append(sum_terms(B * lg[:, :, None, None], 1).reshape(n * k, nvb))
+        owners.append(bodies.ravel())
+    each = jnp.concatenate(parts + [jnp.zeros((1, nvb))])
+    owners = np.concatenate(owners) if owners else np.zeros(0, int)
+    return sum_terms(each[_grouped(owners, model.n_bodies)], 1).ravel()
 
 
 def blocks_matvec(model: Model, blocks: Array, v: Array) -> Array:
-    """`C v` from `C`'s blocks (traced code, O(nonzeros)): static gathers, no scatter."""
-    rows, bodies = block_layout(model)
+    """`C v` from `C`'s blocks (traced code, O(nonzeros)): per group, each instance's
+    blocks times its bodies' velocities (a static gather of the bodies' rows), summed
+    term by term; no scatter."""
     nvb = NV[model.dim]
     vb = jnp.concatenate([v.reshape(model.n_bodies, nvb), jnp.zeros((1, nvb))])
-    each = jnp.concatenate([jnp.sum(blocks * vb[bodies], axis=1), jnp.zeros(1)])
-    return jnp.sum(each[_grouped(rows, model.nc)], axis=1)
+    parts = []
+    for rows, n, m, k, bodies in _group_block_slices(model):
+        B = blocks[rows].reshape(n, m, k * nvb)
+        parts.append(sum_terms(B * vb[bodies].reshape(n, 1, k * nvb), 2).ravel())
+    out = jnp.concatenate(parts) if parts else jnp.zeros(0)
+    return out if model.row_order is None else out[np.asarray(model.row_order)]
 
 
 @jitted

@@ -25,6 +25,26 @@ def ref_angle(ctx: DeriveContext, specs) -> Array:
     return jnp.arctan2(Rj[:, 1, 0], Rj[:, 0, 0]) - jnp.arctan2(Ri[:, 1, 0], Ri[:, 0, 0])
 
 
+def _point_rows(qs: Array, s_i: Array, s_j: Array) -> Array:
+    """`C`'s blocks of `point_j - point_i` in closed form, `(n, 2, 2, 3)`: with `a = R s`
+    the arm, a point's rate is `r' + omega perp(a)`. Written out rather than taken as
+    the JVP of `phi` over the six unit velocities: under `vmap` XLA recomputed the
+    arms' sines and cosines for every one of them (A02's batched step)."""
+
+    def one(q, si, sj):
+        ai, aj = perp2(rotate(q[0], si)), perp2(rotate(q[1], sj))
+        eye = jnp.eye(2)
+        return jnp.stack([jnp.concatenate([-eye, -ai[:, None]], axis=1),
+                          jnp.concatenate([eye, aj[:, None]], axis=1)], axis=1)
+
+    return jax.vmap(one)(qs, s_i, s_j)
+
+
+def _angle_row(n: int) -> Array:
+    """`C`'s blocks of `phi_j - phi_i`, `(n, 1, 2, 3)`."""
+    return jnp.broadcast_to(jnp.array([[[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]]]), (n, 1, 2, 3))
+
+
 class PlanarRevolute(AbstractHolonomic):
     """Pin joint: the joint point of both bodies coincides."""
 
@@ -43,6 +63,9 @@ class PlanarRevolute(AbstractHolonomic):
 
     def phi(self, qs, t):
         return jax.vmap(lambda el, q: point(q[1], el.s_j) - point(q[0], el.s_i))(self, qs)
+
+    def blocks(self, qs, t):
+        return _point_rows(qs, self.s_i, self.s_j)
 
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
@@ -80,6 +103,19 @@ class PlanarPrismatic(AbstractHolonomic):
 
         return jax.vmap(one)(self, qs)
 
+    def blocks(self, qs, t):
+        """Closed form (see `_point_rows`): `n . d` with `n = perp(R_i u_i)` turning with
+        body i (`n' = omega_i perp(n)`) and `d` the points' separation."""
+
+        def one(el, q):
+            d = point(q[1], el.s_j) - point(q[0], el.s_i)
+            n = perp2(rotate(q[0], el.u_i))
+            ai, aj = perp2(rotate(q[0], el.s_i)), perp2(rotate(q[1], el.s_j))
+            return jnp.stack([jnp.concatenate([-n, (dot(perp2(n), d) - dot(n, ai))[None]]),
+                              jnp.concatenate([n, dot(n, aj)[None]])])[None]
+
+        return jnp.concatenate([jax.vmap(one)(self, qs), _angle_row(len(qs))], axis=1)
+
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)
         n = jax.vmap(lambda q, u: perp2(rotate(q, u)))(qs[:, 0], self.u_i)
@@ -109,6 +145,9 @@ class PlanarWeld(AbstractHolonomic):
             return jnp.concatenate([d, (q[1, 2] - q[0, 2] - el.theta0)[None]])
 
         return jax.vmap(one)(self, qs)
+
+    def blocks(self, qs, t):
+        return jnp.concatenate([_point_rows(qs, self.s_i, self.s_j), _angle_row(len(qs))], axis=1)
 
     def wrenches(self, qs, t):
         P = jax.vmap(point)(qs[:, 1], self.s_j)

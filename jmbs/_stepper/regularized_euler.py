@@ -295,6 +295,11 @@ def _terms(model: Model, q: Array, t: Array) -> tuple[Array, Array, Array]:
         blocks.append(group_blocks(g, qs, t).reshape(-1, NV[model.dim]))
         bs.append(g.velocity_bias(qs, t))
         rs.append(g.phi(qs, t) if g.holonomic else jnp.zeros((qs.shape[0], g.n_rows)))
+    if structured(model):
+        # Computed once: XLA's fusion otherwise recomputes the elements' terms (their sines
+        # and cosines) inside each of the products that read them (A02 at 4,096 instances:
+        # 12 % more steps per second with this barrier; the Bricard's few terms gain nothing).
+        blocks, bs, rs = jax.lax.optimization_barrier((blocks, bs, rs))
     hol = jnp.asarray(model.holonomic_rows)
     blocks = jnp.concatenate(blocks) if blocks else jnp.zeros((0, NV[model.dim]))
     return blocks, scatter_rows(model, bs), jnp.where(hol, scatter_rows(model, rs), 0.0)
@@ -302,16 +307,19 @@ def _terms(model: Model, q: Array, t: Array) -> tuple[Array, Array, Array]:
 
 def _operators(model: Model, blocks: Array, Minv: Array):
     """`(gram, v -> C v, lam -> C^T lam)` from `C`'s blocks, `gram()` giving the dense
-    `C M^-1 C^T` where a solve needs it: through the dense `C` for small models, from
-    the blocks from `STRUCTURED_MIN_NV` velocities on (on the CPU XLA's dense products
-    beat its gathers at the Bricard's 30 x 30, 4.2 against 6.6 us per instance; A02's
-    242 x 243 takes 0.9 ms dense against 0.15 ms)."""
+    `C M^-1 C^T` where a solve needs it (rigid rows, or no narrow band): through the
+    dense `C` for small models (on the CPU XLA's dense products beat its gathers at
+    the Bricard's 30 x 30, 4.2 against 6.6 us per instance), from the blocks from
+    `STRUCTURED_MIN_NV` velocities on (A02's 242 x 243: 0.9 ms dense against 0.15 ms).
+    The products with `C` come from the blocks at every size: the Bricard's dense `C`,
+    built for them, cost a fifth of its batched step."""
     if structured(model):
-        return (partial(weighted_gram, model, blocks, Minv), partial(blocks_matvec, model, blocks),
-                partial(blocks_rmatvec, model, blocks))
-    C = scatter_matrix(model, [blocks])
-    return (lambda: C @ jax.scipy.linalg.block_diag(*Minv) @ C.T, lambda v: C @ v,
-            lambda lam: C.T @ lam)
+        gram = partial(weighted_gram, model, blocks, Minv)
+    else:
+        def gram():
+            C = scatter_matrix(model, [blocks])
+            return C @ jax.scipy.linalg.block_diag(*Minv) @ C.T
+    return gram, partial(blocks_matvec, model, blocks), partial(blocks_rmatvec, model, blocks)
 
 
 def _project(model: Model, q: Array, v: Array, t: Array, tol, iterations: int):
