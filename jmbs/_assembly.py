@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot
+from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot, sum_terms
 from ._config import require_x64
 from ._custom_types import Scalar
 from ._forces.base import LoadInputs
@@ -297,20 +297,6 @@ def weighted_gram(model: Model, blocks: Array, W: Array) -> Float[Array, "nc nc"
     and a static gather, no dense `C`."""
     rows = np.arange(model.nc)
     return gram_entries(model, body_products(model, blocks, W), rows[:, None], rows[None, :])
-
-
-def sum_terms(x: Array, axis: int) -> Array:
-    """`jnp.sum(x, axis)`, term by term where the axis is short: under `vmap` XLA's CPU
-    backend hands small reductions to a library call that runs far slower than the
-    fused additions (`matvec`'s note); long axes (a hub's many joints) keep the sum."""
-    n = x.shape[axis]
-    if n > 16:
-        return jnp.sum(x, axis=axis)
-    terms = [jax.lax.index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
-    out = terms[0] if terms else jnp.zeros(x.shape[:axis] + x.shape[axis + 1:])
-    for term in terms[1:]:
-        out = out + term
-    return out
 
 
 def _group_block_slices(model: Model) -> list[tuple[slice, int, int, int, np.ndarray]]:

@@ -45,9 +45,19 @@ def matvec(A: Array, x: Array) -> Array:
     """
     if x.ndim == 1:
         return jnp.sum(A * x[None, :], axis=1)
-    out = A[:, 0, None] * x[0][None, :]
-    for k in range(1, A.shape[1]):
-        out = out + A[:, k, None] * x[k][None, :]
+    return sum_terms(A[:, :, None] * x[None, :, :], 1)
+
+
+def sum_terms(x: Array, axis: int) -> Array:
+    """`jnp.sum(x, axis)`, term by term where the axis is short (see `matvec`): long axes
+    (a hub's many joints) keep the sum."""
+    n = x.shape[axis]
+    if n > 16:
+        return jnp.sum(x, axis=axis)
+    terms = [jax.lax.index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
+    out = terms[0] if terms else jnp.zeros(x.shape[:axis] + x.shape[axis + 1:])
+    for term in terms[1:]:
+        out = out + term
     return out
 
 
