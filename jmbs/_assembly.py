@@ -125,13 +125,11 @@ def block_layout(model: Model) -> tuple[np.ndarray, np.ndarray]:
     if model.row_order is not None:
         rows = np.argsort(np.asarray(model.row_order))  # stacked row -> element row
     out_rows, out_bodies, start = [np.zeros(0, int)], [np.zeros(0, int)], 0
-    for g in model.groups:
-        bodies = np.asarray(g.bodies)
-        n, k = bodies.shape
-        r = rows[start:start + n * g.n_rows].reshape(n, g.n_rows)
-        out_rows.append(np.broadcast_to(r[:, :, None], (n, g.n_rows, k)).ravel())
-        out_bodies.append(np.broadcast_to(bodies[:, None, :], (n, g.n_rows, k)).ravel())
-        start += n * g.n_rows
+    for _, n, m, k, bodies in _group_block_slices(model):
+        r = rows[start:start + n * m].reshape(n, m)
+        out_rows.append(np.broadcast_to(r[:, :, None], (n, m, k)).ravel())
+        out_bodies.append(np.broadcast_to(bodies[:, None, :], (n, m, k)).ravel())
+        start += n * m
     return np.concatenate(out_rows), np.concatenate(out_bodies)
 
 

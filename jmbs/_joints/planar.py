@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from .._bodies import dot, point, rotate
+from .._bodies import dot, point, position, rotate
 from .._rotations import perp2
 from .base import AbstractHolonomic, AbstractPfaffian, DeriveContext, local_points, unit_wrenches
 
@@ -108,11 +108,11 @@ class PlanarPrismatic(AbstractHolonomic):
         body i (`n' = omega_i perp(n)`) and `d` the points' separation."""
 
         def one(el, q):
-            d = point(q[1], el.s_j) - point(q[0], el.s_i)
+            ri, rj = rotate(q[0], el.s_i), rotate(q[1], el.s_j)
+            d = position(q[1]) + rj - position(q[0]) - ri
             n = perp2(rotate(q[0], el.u_i))
-            ai, aj = perp2(rotate(q[0], el.s_i)), perp2(rotate(q[1], el.s_j))
-            return jnp.stack([jnp.concatenate([-n, (dot(perp2(n), d) - dot(n, ai))[None]]),
-                              jnp.concatenate([n, dot(n, aj)[None]])])[None]
+            return jnp.stack([jnp.concatenate([-n, (dot(perp2(n), d) - dot(n, perp2(ri)))[None]]),
+                              jnp.concatenate([n, dot(n, perp2(rj))[None]])])[None]
 
         return jnp.concatenate([jax.vmap(one)(self, qs), _angle_row(len(qs))], axis=1)
 
