@@ -228,18 +228,6 @@ def test_function_references_need_trusted(tmp_path):
     assert marker.exists() and json.loads(out.stdout)["dof"] == 0
 
 
-def test_readme_example_runs():
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    code = text.split("```python")[1].split("```")[0]
-    namespace: dict = {}
-    exec(code, namespace)
-    sol, C = namespace["sol"], namespace["C"]
-    assert C.shape == (9, 9)
-    assert abs(float(sol.q[-1, 2]) - 6.0) < 1e-10  # crank angle 2 t at t = 3
-
-
 def test_a_model_with_force_elements_from_the_command_line(tmp_path):
     """Andrews' squeezer (a spring and a torque): analyze lists the force elements, simulate
     reports the energy balance with their work (E - W stays constant) and saves W."""

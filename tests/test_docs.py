@@ -54,6 +54,16 @@ def _normal(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
+def _readme_numbers(namespace: dict) -> None:
+    """The first model of the README: `C` is 9 x 9 and the driven crank's angle is 2 t."""
+    assert namespace["C"].shape == (9, 9)
+    assert abs(float(namespace["sol"].q[-1, 2]) - 6.0) < 1e-10  # 2 t at t = 3
+
+
+# Checks of a page's numbers after its blocks ran, on the names they left.
+CHECKS = {"README.md": _readme_numbers}
+
+
 def _matches(printed: str, shown: str) -> bool:
     """`printed` is what the page `shows`, where a line `...` stands for any lines
     (rounding-level numbers, long tables)."""
@@ -83,6 +93,8 @@ def test_page_runs_as_printed(page, tmp_path, monkeypatch):
             assert _matches(printed.getvalue(), block["output"]), (
                 f"{page.name}, block at line {block['line']} prints something else than the page "
                 f"shows:\n{printed.getvalue()}")
+    if page.name in CHECKS:
+        CHECKS[page.name](namespace)
 
 
 def test_every_skipped_block_says_why():

@@ -5,6 +5,9 @@ function: kinetostatically (re-assembled configurations, over a trajectory)
 and through simulations (recursive checkpointing and backsolve adjoints), on a
 planar redundant linkage and spatial mechanisms, for masses, joint points
 (link lengths), driver-motion parameters and inertias.
+The gradients are taken under `jax.jit`, as docs/sensitivity.md advises (one program
+instead of JAX's eager pieces, about a fifth less compilation here); the eager path
+is taken by the test of a non-unique reaction's gradient.
 """
 
 import diffrax
@@ -77,7 +80,7 @@ def test_kinetostatic_gradients_planar_redundant_linkage():
             v = jmbs.consistent_velocity(m, q, jnp.zeros(m.nv), t)
             return jmbs.reactions(m, q, v, t, f).reactions.components("drive", "M")
 
-        assert_matches(jax.grad(torque)(x0), central_differences(torque, x0, h))
+        assert_matches(jax.jit(jax.grad(torque))(x0), central_differences(torque, x0, h))
 
     ts = jnp.linspace(0.1, 1.5, 6)
     f = jmbs.NullSpaceProjection().prepare(m0, q_t, t)
@@ -88,7 +91,7 @@ def test_kinetostatic_gradients_planar_redundant_linkage():
         r = jax.vmap(lambda q, v, t: jmbs.reactions(m, q, v, t, f))(k.q, k.v, k.ts)
         return r.reactions.components("drive", "M")
 
-    assert_matches(jax.jacrev(history)(x0), central_differences(history, x0, h))
+    assert_matches(jax.jit(jax.jacrev(history))(x0), central_differences(history, x0, h))
 
 
 def test_kinetostatic_gradients_spatial_mechanism():
@@ -112,7 +115,7 @@ def test_kinetostatic_gradients_spatial_mechanism():
                           r.components("O4", "Fx"), r.components("drive", "M")])
 
     x0 = jnp.array([0.05, -0.03, 1.3, 1.2])
-    assert_matches(jax.jacrev(unique_reactions)(x0),
+    assert_matches(jax.jit(jax.jacrev(unique_reactions))(x0),
                    central_differences(unique_reactions, x0, np.array([1e-5, 1e-5, 1e-4, 1e-4])))
 
 
@@ -165,7 +168,7 @@ def test_simulation_gradients_planar_recursive_checkpointing():
     x0 = jnp.array([5.0, 0.0])
     with pytest.warns(UserWarning, match="projected"):  # the concrete runs re-project v0
         fd = central_differences(functionals, x0, np.array([1e-4, 1e-5]))
-    assert_matches(jax.grad(functionals)(x0), fd)
+    assert_matches(jax.jit(jax.grad(functionals))(x0), fd)
 
 
 def test_simulation_gradients_spatial_backsolve_adjoint():
@@ -185,7 +188,7 @@ def test_simulation_gradients_spatial_backsolve_adjoint():
         return jnp.sqrt(jnp.mean(sol.reactions.components("O2", "Fx") ** 2))
 
     x0 = jnp.array([1.2, 0.05])
-    g_back = jax.grad(lambda x: rms(x, diffrax.BacksolveAdjoint()))(x0)
+    g_back = jax.jit(jax.grad(lambda x: rms(x, diffrax.BacksolveAdjoint())))(x0)
     assert_matches(g_back, central_differences(rms, x0, np.array([1e-5, 1e-5])))
     with pytest.raises(ValueError, match="BacksolveAdjoint"):
         jmbs.simulate(m0, 0.1, formulation=f, adjoint=diffrax.BacksolveAdjoint())

@@ -124,8 +124,11 @@ class AbstractFormulation[State: AbstractFormulationState](eqx.Module):
     def prepare(self, model: Model, q: Array, t) -> "Prepared":
         """`init` once, kept with the formulation: pass the result to
         `jmbs.simulate(formulation=...)` or `jmbs.reactions(...)` under `jax.vmap`
-        or `jax.grad` over models, where the rank cannot be decided from values."""
-        return Prepared(self, self.init(model, q, t))
+        or `jax.grad` over models, where the rank cannot be decided from values.
+        Concrete values inside a caller's trace (`prepare` in a function under
+        `jax.jit`) are still values: the decision is evaluated on them there."""
+        with jax.ensure_compile_time_eval():
+            return Prepared(self, self.init(model, q, t))
 
 
 class Prepared(eqx.Module):
