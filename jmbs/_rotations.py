@@ -14,14 +14,16 @@ def cross(a: Array, b: Array) -> Array:
     """`a x b` over the last axis (leading axes broadcast), from cyclic shifts of the
     components: whole-array operations that XLA fuses with their neighbours. (A product
     of `a b^T` with a constant (9, 3) matrix, as before, became a library call of its own
-    under `vmap`: nine of them were 15 % of the Bricard's batched step.)"""
+    under `vmap`: nine of them were 15 % of the Bricard's batched step.) Three shifts:
+    `d = a * s(b) - s(a) * b` is `(c_2, c_0, c_1)`, so `c = s(d)`, each component the
+    same two products and difference as the textbook formula."""
     a, b = jnp.broadcast_arrays(a, b)
-    return _shift(a, 1) * _shift(b, 2) - _shift(a, 2) * _shift(b, 1)
+    return _shift(a * _shift(b) - _shift(a) * b)
 
 
-def _shift(x: Array, k: int) -> Array:
-    """`(x[k], x[k+1], x[k+2])` cyclically over the last axis."""
-    return jnp.concatenate([x[..., k:], x[..., :k]], axis=-1)
+def _shift(x: Array) -> Array:
+    """`(x[1], x[2], x[0])`: the components shifted cyclically over the last axis."""
+    return jnp.concatenate([x[..., 1:], x[..., :1]], axis=-1)
 
 
 def _quaternion_tensors() -> tuple[np.ndarray, np.ndarray]:
