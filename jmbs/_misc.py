@@ -14,6 +14,12 @@ def is_traced(*trees) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
 
 
+def staging() -> bool:
+    """Whether the caller runs inside a `jax.jit` trace, where even operations on
+    concrete values are staged into the program instead of run."""
+    return isinstance(jax.numpy.zeros(()) + 0.0, jax.core.Tracer)
+
+
 def check_finite(where: str, name: str, x, fix: str) -> None:
     """Host-side: `ValueError` where concrete `x` holds NaN or inf (traced values are
     not looked at, so the compiled program is the same)."""

@@ -18,7 +18,7 @@ from .._assembly import (
     element_forces,
     reads_reactions,
 )
-from .._misc import check_positive, is_traced
+from .._misc import check_positive, is_traced, staging
 from .._model import Model
 from .._terms import DynamicsTerms, dynamics_terms
 
@@ -126,7 +126,10 @@ class AbstractFormulation[State: AbstractFormulationState](eqx.Module):
         `jmbs.simulate(formulation=...)` or `jmbs.reactions(...)` under `jax.vmap`
         or `jax.grad` over models, where the rank cannot be decided from values.
         Concrete values inside a caller's trace (`prepare` in a function under
-        `jax.jit`) are still values: the decision is evaluated on them there."""
+        `jax.jit`) are still values: the decision is evaluated on them there,
+        operation by operation (slower: outside a trace `init` runs compiled)."""
+        if not staging():
+            return Prepared(self, self.init(model, q, t))
         with jax.ensure_compile_time_eval():
             return Prepared(self, self.init(model, q, t))
 
