@@ -193,7 +193,8 @@ def test_import_changes_no_environment_and_loads_no_application_code():
         "print(json.dumps({'env_changed': sorted(k for k in set(before) | set(os.environ)\n"
         "                                        if before.get(k) != os.environ.get(k)),\n"
         "                  'x64': [x64_before, jax.config.read('jax_enable_x64')],\n"
-        "                  'loaded': sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'\n"
+        "                  'loaded': sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "                                   ('matplotlib', 'yaml', 'pydantic', 'tomli_w')\n"
         "                                   or m.startswith(('jmbs.reproduce', 'jmbs.examples'))),\n"
         "                  'backend': __import__('jax._src.xla_bridge').\n"
         "                      _src.xla_bridge.backends_are_initialized()}))")

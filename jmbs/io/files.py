@@ -7,13 +7,11 @@ import re
 import tomllib
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-import pydantic
-import tomli_w
-import yaml
 
 from .._builder.builder import ModelBuilder, check_closed
 from .._expression import Expression
@@ -21,7 +19,9 @@ from .._forces.registry import FORCE_TYPES
 from .._joints.base import ConstraintSpec, DriverSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._model import GROUND, Model
-from .schema import ModelFile
+
+if TYPE_CHECKING:
+    from .schema import ModelFile
 
 BUNDLED = "jmbs.models"
 # The formats of model files, by suffix.
@@ -66,16 +66,26 @@ def _source(source) -> tuple[str, str]:
 # ----------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML 1.1 reads `1e-3` as text; here every number written as one is a float."""
+# The file formats' libraries (PyYAML, pydantic's schema, tomli-w) are imported where a file
+# is read or written: `import jmbs` does not pay for them (about 0.1 s).
 
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^[-+]?(?:[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[0-9][0-9_]*[eE][-+]?[0-9]+
-                   |\.[0-9_]+(?:[eE][-+]?[0-9]+)?|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN)$""",
-               re.X),
-    list("-+0123456789."))
+@functools.cache
+def _loader():
+    """YAML 1.1 reads `1e-3` as text; this loader reads every number written as one as a
+    float."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"""^[-+]?(?:[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[0-9][0-9_]*[eE][-+]?[0-9]+
+                       |\.[0-9_]+(?:[eE][-+]?[0-9]+)?|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN)$""",
+                   re.X),
+        list("-+0123456789."))
+    return Loader
 
 
 def load(source: "str | Path", *, trusted: bool = False) -> Model:
@@ -107,6 +117,9 @@ def load(source: "str | Path", *, trusted: bool = False) -> Model:
     text, label = _source(source)
     parse = _parse_toml if FORMATS.get(Path(label).suffix.lower()) == "toml" else _parse_yaml
     data, line = parse(text, label)
+    import pydantic
+
+    from .schema import ModelFile
     try:
         spec = ModelFile.model_validate(data)
     except pydantic.ValidationError as e:
@@ -145,6 +158,7 @@ def _problems(errors: list[dict], data, line, label: str) -> str:
 
 @functools.cache
 def _schema() -> dict:
+    from .schema import ModelFile
     return ModelFile.model_json_schema()
 
 
@@ -177,9 +191,10 @@ def _at(label: str, line: int | None) -> str:
 
 def _parse_yaml(text: str, label: str):
     """The data of a YAML text, and a function giving the line of a field's location."""
+    import yaml
     try:
-        root = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
+        root = yaml.compose(text, Loader=_loader())
+        data = yaml.load(text, Loader=_loader())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{label}:{mark.line + 1}" if mark else label
@@ -241,6 +256,8 @@ def _has(node, part) -> bool:
 
 def _line(root, loc) -> int:
     """1-based line of the deepest node of `loc` present in the YAML tree."""
+    import yaml
+
     node, line = root, root.start_mark.line + 1
     for part in loc:
         child = None
@@ -292,6 +309,8 @@ def _toml_line(text: str, loc: tuple) -> int | None:
 
 
 def _check_duplicates(node, label: str) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         seen = set()
         for k, v in node.value:
@@ -305,7 +324,7 @@ def _check_duplicates(node, label: str) -> None:
             _check_duplicates(v, label)
 
 
-def _build(spec: ModelFile, line, label: str, trusted: bool) -> Model:
+def _build(spec: "ModelFile", line, label: str, trusted: bool) -> Model:
     """The model of a validated file; `line(loc)` is the line of a field (or None)."""
     def fail(loc: tuple, message: str):
         raise ModelFileError(f"{_at(label, line(loc))}: {'.'.join(loc)}: {message}") from None
@@ -585,6 +604,8 @@ def _yaml(table: _Table, indent: int = 0) -> list[str]:
 
 def _flow(value) -> str:
     """One YAML value on one line (lists in flow style, floats with full precision)."""
+    import yaml
+
     text = yaml.safe_dump(value, default_flow_style=True, width=10**9, sort_keys=False)
     return text.removesuffix("\n...\n").strip()
 
@@ -612,6 +633,8 @@ def _toml_value(value, multiline: bool = True) -> str:
     breaks (if `multiline`) as a multi-line string."""
     if isinstance(value, list):
         return f"[{', '.join(map(_toml_value, value))}]"
+    import tomli_w
+
     return tomli_w.dumps({"v": value}, multiline_strings=multiline).removeprefix("v = ")[:-1]
 
 
