@@ -7,6 +7,7 @@ which of the infinitely many multiplier vectors they report.
 """
 
 import abc
+import contextlib
 from collections.abc import Mapping
 
 import equinox as eqx
@@ -128,9 +129,7 @@ class AbstractFormulation[State: AbstractFormulationState](eqx.Module):
         Concrete values inside a caller's trace (`prepare` in a function under
         `jax.jit`) are still values: the decision is evaluated on them there,
         operation by operation (slower: outside a trace `init` runs compiled)."""
-        if not staging():
-            return Prepared(self, self.init(model, q, t))
-        with jax.ensure_compile_time_eval():
+        with jax.ensure_compile_time_eval() if staging() else contextlib.nullcontext():
             return Prepared(self, self.init(model, q, t))
 
 
