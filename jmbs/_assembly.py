@@ -14,7 +14,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot, sum_terms
-from ._config import require_x64
+from ._config import RUN_ONCE, require_x64
 from ._custom_types import Scalar
 from ._forces.base import LoadInputs
 from ._linalg import inverse3, structured
@@ -22,15 +22,18 @@ from ._model import Model
 from ._rotations import cross
 
 
-def jitted(fn):
+def jitted(fn=None, *, compiler_options=None):
     """`jax.jit` that also takes lists for the array arguments after the model, and
     refuses to run in 32-bit mode (every jmbs computation passes through here).
+    `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks).
 
     Python scalars go to `jax.jit` as they are (traced, weakly typed: a new time
     does not retrace, and no device array is created per call); sequences become
     NumPy arrays.
     """
-    compiled = jax.jit(fn)
+    if fn is None:
+        return functools.partial(jitted, compiler_options=compiler_options)
+    compiled = jax.jit(fn, compiler_options=compiler_options)
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -103,7 +106,7 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
     return scatter_rows(model, vals)
 
 
-@jitted
+@jitted(compiler_options=RUN_ONCE)  # the host's checks: one evaluation per configuration
 def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None]:
     """`(Phi, C v + b, C)` from one program: what the host checks at a configuration
     (closure, velocity residual, the formulations' rank of `C`) share one compiled
