@@ -199,11 +199,7 @@ class AbstractHolonomic(AbstractElement):
     def velocity_residual(self, qs, vs, t):
         """`C v + b = Phi_q N v + Phi_t`: the rate of `Phi` along `(q_dot, t_dot) = (N v, 1)`,
         one JVP where `velocity_map` plus `velocity_bias` take two (`gamma` differentiates
-        it once more, so the saving doubles there). An element that writes `C v` or `b`
-        itself (the wheel's rolling rows are not rates of `Phi`) keeps its own."""
-        if (type(self).velocity_map is not AbstractHolonomic.velocity_map
-                or type(self).velocity_bias is not AbstractHolonomic.velocity_bias):
-            return super().velocity_residual(qs, vs, t)
+        it once more, so the saving doubles there)."""
         return jax.jvp(lambda q, tt: self.phi(q, tt), (qs, t), (body_qdot(qs, vs), jnp.ones_like(t)))[1]
 
 

@@ -24,7 +24,7 @@ from jaxtyping import Array
 
 from .._bodies import body_qdot, position, rotation
 from .._rotations import cross
-from .base import AbstractHolonomic, unit_wrenches
+from .base import AbstractElement, AbstractHolonomic, unit_wrenches
 
 
 def _unit(x: Array) -> Array:
@@ -88,6 +88,10 @@ class Wheel(AbstractHolonomic):
 
     def velocity_bias(self, qs, t):
         return jnp.zeros(qs.shape[:1] + (3,))
+
+    def velocity_residual(self, qs, vs, t):
+        # The rolling rows are not rates of `phi` (zero there): `C v + b` from the rows.
+        return AbstractElement.velocity_residual(self, qs, vs, t)
 
     def wrenches(self, qs, t):
         def one(el, q):
