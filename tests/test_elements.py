@@ -23,42 +23,47 @@ import jmbs
 
 CASES = [(2, k) for k in PLANAR_JOINTS] + [(3, k) for k in SPATIAL_JOINTS]
 ALL_CASES = CASES + [(d, k) for d, ks in PFAFFIAN.items() for k in ks]
+H = np.array([1e-5, -1e-5])  # central differences
 
 
 @pytest.mark.parametrize("ground", [False, True])
 @pytest.mark.parametrize("dim,kind", CASES)
 def test_holonomic_rows_are_jacobian_times_N(dim, kind, ground):
     model = two_bodies(dim, kind, ground)
+
+    @jax.jit  # one program for the four states
+    def rows(model, q, t):
+        J = jax.jacfwd(lambda q: jmbs.phi(model, q, t))(q)
+        phit = jax.jacfwd(lambda t: jmbs.phi(model, q, t))(t)
+        return (jmbs.constraint_matrix(model, q, t), J @ jmbs.kinematic_matrix(model, q),
+                jmbs.velocity_rhs(model, q, t), phit)
+
     for seed in range(4):
         q, _, t = random_state(model, seed)
         if seed == 3 and dim == 3:  # off unit quaternions (between projections): still Phi_q N
             q = jnp.asarray(model.q0).reshape(-1, 7).at[:, 3:].multiply(1.1).ravel()
-        C = jmbs.constraint_matrix(model, q, t)
-        J = jax.jacfwd(lambda q: jmbs.phi(model, q, t))(q)
-        N = jmbs.kinematic_matrix(model, q)
-        np.testing.assert_allclose(C, J @ N, rtol=1e-12, atol=1e-12)
-        # b = Phi_t for holonomic rows.
-        phit = jax.jacfwd(lambda t: jmbs.phi(model, q, t))(jnp.asarray(t))
-        np.testing.assert_allclose(jmbs.velocity_rhs(model, q, t), phit, atol=1e-12)
+        C, JN, b, phit = rows(model, q, jnp.asarray(t))
+        np.testing.assert_allclose(C, JN, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(b, phit, atol=1e-12)  # b = Phi_t for holonomic rows
 
 
 @pytest.mark.parametrize("dim,kind", ALL_CASES)
 def test_gamma_matches_finite_difference(dim, kind):
     model = two_bodies(dim, kind)
+
+    @jax.jit  # one program for the three states
+    def terms(model, q, v, t):
+        qd = jmbs.qdot(model, q, v)
+        cvb = jax.vmap(lambda h: jmbs.velocity_residual(model, q + h * qd, v, t + h))(H)
+        C, b, _ = jmbs.constraint_terms(model, q, v, t)
+        return cvb, jmbs.gamma(model, q, v, t), C @ v + b, jmbs.velocity_residual(model, q, v, t)
+
     for seed in range(3):
         q, v, t = random_state(model, seed)
-        qd = jmbs.qdot(model, q, v)
-
-        def cvb(h):
-            return jmbs.velocity_residual(model, q + h * qd, v, t + h)
-
-        h = 1e-5
-        fd = -(np.asarray(cvb(h)) - np.asarray(cvb(-h))) / (2 * h)
-        g = np.asarray(jmbs.gamma(model, q, v, t))
+        (plus, minus), g, Cvb, residual = terms(model, q, v, jnp.asarray(t))
+        fd = -(np.asarray(plus) - np.asarray(minus)) / (2 * H[0])
         assert np.linalg.norm(g - fd) <= 1e-6 * max(np.linalg.norm(g), 1e-8), (g, fd)
-        # velocity_residual is C v + b
-        C, b, _ = jmbs.constraint_terms(model, q, v, t)
-        np.testing.assert_allclose(C @ v + b, jmbs.velocity_residual(model, q, v, t), atol=1e-12)
+        np.testing.assert_allclose(Cvb, residual, atol=1e-12)  # velocity_residual is C v + b
 
 
 @pytest.mark.parametrize("dim,kind", CASES)

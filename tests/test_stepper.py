@@ -191,15 +191,19 @@ def test_block_products_match_the_dense_matrix(name):
     rng = np.random.default_rng(1)
     q = model.q0 + 1e-2 * rng.standard_normal(model.nq)
     C = jmbs.constraint_matrix(model, q, 0.3)
-    blocks = constraint_blocks(model, q, 0.3)
-    lam = rng.standard_normal(model.nc)
-    W = inverse_body_mass(model)
+    lam, v = rng.standard_normal(model.nc), rng.standard_normal(model.nv)
+
+    @jax.jit  # the traced block code, as the step runs it (not operation by operation)
+    def products(model, q, lam, v):
+        blocks = constraint_blocks(model, q, 0.3)
+        return (weighted_gram(model, blocks, inverse_body_mass(model)),
+                blocks_rmatvec(model, blocks, lam), blocks_matvec(model, blocks, v))
+
+    gram, rmatvec, matvec = products(model, q, lam, v)
     A = C @ jmbs.inverse_mass_matrix(model) @ C.T
-    np.testing.assert_allclose(weighted_gram(model, blocks, W), A, rtol=1e-12,
-                               atol=1e-12 * float(jnp.max(jnp.abs(A))))
-    np.testing.assert_allclose(blocks_rmatvec(model, blocks, lam), C.T @ lam, rtol=1e-12, atol=1e-12)
-    v = rng.standard_normal(model.nv)
-    np.testing.assert_allclose(blocks_matvec(model, blocks, v), C @ v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gram, A, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(A))))
+    np.testing.assert_allclose(rmatvec, C.T @ lam, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(matvec, C @ v, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gram_pattern(model) | (A == 0), True)  # no entry outside the pattern
 
 
