@@ -8,6 +8,7 @@ from typing import Any
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array
 
 from .._assembly import phi
 from .._bodies import GROUND_Q, NQ, NV, reference_q
@@ -397,12 +398,16 @@ class ModelBuilder(ForceElements, JointPrimitives):
         keys = sorted(self._values, key=lambda key: owner[key.split(".")[0]])
         values = {k: np.asarray(self._values[k], dtype=float) for k in keys}
         forces = self._force_specs(nb)
-        model = derive(self.dim, tuple(self._bodies), specs, values, forces)
+        # The closure check's residual comes from the build's own program where it is at q0.
+        closure = check and not assemble
+        built = derive(self.dim, tuple(self._bodies), specs, values, forces,
+                       and_then=_reference_residual if closure else None)
+        model, residual = built if closure else (built, None)
         self._check_laws(forces, model.q0, model.v0)
         if assemble:
             model = eqx.tree_at(lambda m: m.q0, model, _assemble(model, model.q0, 0.0))
         if check:
-            check_closed(model, model.q0, tol)
+            check_closed(model, model.q0, tol, residual)
         return model
 
     # ----- helpers -----
@@ -469,12 +474,17 @@ def _chosen(etype, components, where: str, dim: int) -> tuple[str, ...]:
     return tuple(c for c in etype.choose if c in given)
 
 
-def check_closed(model: Model, q, tol: float = 1e-8) -> None:
+def _reference_residual(model: Model) -> Array:
+    return phi(model, model.q0, 0.0)
+
+
+def check_closed(model: Model, q, tol: float = 1e-8, residual=None) -> None:
     """Raise `ValueError` naming the worst element if `q` violates a holonomic
-    constraint at `t = 0` by more than `tol` (relative to the model's size)."""
+    constraint at `t = 0` by more than `tol` (relative to the model's size);
+    `residual`, given, is `Phi(q, 0)` already evaluated."""
     if not model.nc:
         return
-    res = np.abs(np.asarray(phi(model, q, 0.0)))
+    res = np.abs(np.asarray(phi(model, q, 0.0) if residual is None else residual))
     scale = max(1.0, float(np.max(np.abs(np.asarray(q)))))
     worst = int(np.argmax(res))
     if res[worst] > tol * scale:

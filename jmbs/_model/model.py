@@ -339,8 +339,11 @@ class Model(eqx.Module):
 
 
 def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[ElementSpec, ...],
-           values: Mapping[str, Array], force_specs: tuple[ForceSpec, ...] = ()) -> Model:
-    """The `Model` of these specs and parameter values (traceable in the values).
+           values: Mapping[str, Array], force_specs: tuple[ForceSpec, ...] = (),
+           and_then: Callable[[Model], Any] | None = None) -> Model | tuple[Model, Any]:
+    """The `Model` of these specs and parameter values (traceable in the values); with
+    `and_then` (a function of the model, static), `(model, and_then(model))` from the
+    same program (the builder's closure check: one compilation, not two).
 
     Compiled once per structure: the specs and the layout are static (hashable;
     motion, constraint and force-law functions hash by identity), the values go in as
@@ -353,10 +356,10 @@ def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[Elem
     # which then runs at every call.
     fn = _derive if is_traced(params.vector) else _derive_once
     return fn(dim, tuple(body_specs), tuple(element_specs), tuple(force_specs), params.layout,
-              params.vector)
+              and_then, params.vector)
 
 
-def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, vector) -> Model:
+def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, and_then, vector):
     params = ParamVector(vector, layout)
     q0, R0, ctx = reference_context(dim, body_specs, element_specs, params)
     names = [b.name for b in body_specs]
@@ -393,13 +396,14 @@ def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, vect
     force_groups = tuple(force_class(dim, specs[0]).derive(specs, ctx) for specs in forces.values())
     # order[i] is the element-order row of stacked row i; invert it for a gather.
     row_order = tuple(int(i) for i in np.argsort(order)) if order != sorted(order) else None
-    return Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
-                 vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, params["gravity"],
-                 force_specs, force_groups or None)
+    model = Model(dim, body_specs, element_specs, tuple(rows), row_order, layout,
+                  vector, tuple(groups), q0.ravel(), v0.ravel(), mass, inertia, params["gravity"],
+                  force_specs, force_groups or None)
+    return model if and_then is None else (model, and_then(model))
 
 
-_derive = jax.jit(_derive_model, static_argnums=(0, 1, 2, 3, 4))
-_derive_once = jax.jit(_derive_model, static_argnums=(0, 1, 2, 3, 4), compiler_options=RUN_ONCE)
+_derive = jax.jit(_derive_model, static_argnums=(0, 1, 2, 3, 4, 5))
+_derive_once = jax.jit(_derive_model, static_argnums=(0, 1, 2, 3, 4, 5), compiler_options=RUN_ONCE)
 
 
 def _by_kind(kinds: list, fn: Callable[[Any, list[int]], Array]) -> Array:
