@@ -7,10 +7,11 @@ Run the suite with it (cold: an empty compilation cache), then summarise:
     .venv/bin/python benchmarks/pytest_jax_time.py
 
 Each worker writes `/tmp/jax_time.<pid>.json` (`JAX_TIME_OUT` changes the prefix): per
-test its wall time and the seconds of XLA compilation, tracing and lowering
-(`jax.monitoring` duration events), and per compiled program (JAX's function name) the
-same seconds and the number of compilations, summed over the worker's tests: the
-summary's second table, the programs that cost the suite most.
+test its wall time, the process's CPU seconds (XLA's compiler threads included) and the
+seconds of XLA compilation, tracing and lowering (`jax.monitoring` duration events), and
+per compiled program (JAX's function name) the same seconds and the number of
+compilations, summed over the worker's tests: the summary's second table, the programs
+that cost the suite most.
 """
 
 import collections
@@ -45,11 +46,11 @@ def pytest_configure(config):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    before, start = dict(_totals), time.perf_counter()
+    before, start, cpu = dict(_totals), time.perf_counter(), time.process_time()
     yield
     _rows.append((item.nodeid, time.perf_counter() - start,
-                  {k: _totals[e] - before.get(e, 0.0) for k, e in EVENTS.items()}))
-
+                  {"cpu": time.process_time() - cpu,
+                   **{k: _totals[e] - before.get(e, 0.0) for k, e in EVENTS.items()}}))
 
 
 def pytest_sessionfinish(session):
@@ -65,11 +66,11 @@ def summary() -> None:
     for nodeid, wall, parts in rows:
         files[nodeid.split("::")[0]].update({"wall": wall, "tests": 1, **parts})
     total = sum(files.values(), collections.Counter())
-    print(f"{'file':44s} {'wall':>7s} {'xla':>7s} {'trace':>6s} {'lower':>6s} {'rest':>7s} tests")
+    print(f"{'file':44s} {'wall':>7s} {'cpu':>7s} {'xla':>7s} {'trace':>6s} {'lower':>6s} {'rest':>7s} tests")
     for name, c in sorted(files.items(), key=lambda x: -x[1]["wall"]) + [("all", total)]:
         rest = c["wall"] - c["xla"] - c["trace"] - c["lower"]
-        print(f"{name:44s} {c['wall']:7.1f} {c['xla']:7.1f} {c['trace']:6.1f} {c['lower']:6.1f} "
-              f"{rest:7.1f} {c['tests']}")
+        print(f"{name:44s} {c['wall']:7.1f} {c['cpu']:7.1f} {c['xla']:7.1f} {c['trace']:6.1f} "
+              f"{c['lower']:6.1f} {rest:7.1f} {c['tests']}")
     programs: dict = collections.defaultdict(collections.Counter)
     for run in runs:
         for name, c in run["programs"].items():
