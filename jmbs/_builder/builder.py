@@ -398,11 +398,11 @@ class ModelBuilder(ForceElements, JointPrimitives):
         keys = sorted(self._values, key=lambda key: owner[key.split(".")[0]])
         values = {k: np.asarray(self._values[k], dtype=float) for k in keys}
         forces = self._force_specs(nb)
-        # The closure check's residual comes from the build's own program where it is at q0.
-        closure = check and not assemble
-        built = derive(self.dim, tuple(self._bodies), specs, values, forces,
-                       and_then=_reference_residual if closure else None)
-        model, residual = built if closure else (built, None)
+        args = (self.dim, tuple(self._bodies), specs, values, forces)
+        if check and not assemble:  # the closure check's Phi(q0, 0) from the build's program
+            model, residual = derive(*args, and_then=_reference_residual)
+        else:
+            model, residual = derive(*args), None
         self._check_laws(forces, model.q0, model.v0)
         if assemble:
             model = eqx.tree_at(lambda m: m.q0, model, _assemble(model, model.q0, 0.0))
