@@ -63,22 +63,30 @@ class FiniteSolver(diffrax.AbstractWrappedSolver):
         return self.solver.init(terms, t0, t1, y0, args), where
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
-        inner, where = solver_state
-        y1, y_error, dense_info, inner, result = self.solver.step(
-            terms, t0, t1, y0, args, inner, made_jump)
-        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(y1)]))
-        stop = ~finite & (jnp.abs(t1 - t0) <= self.min_step)
-        if y_error is not None:  # accept the stopping step, so that its result counts
-            y_error = jax.tree.map(lambda e: jnp.where(stop, 0.0, e), y_error)
-        y1 = jax.tree.map(lambda a, b: jnp.where(finite, a, b), y1, y0)
-        dense_info = _constant(dense_info, finite)
-        where = jax.tree.map(lambda new, old: jnp.where(finite, old, new),
-                             (jnp.asarray(t1, float), y0[0], y0[1]), where)
-        result = diffrax.RESULTS.where(finite, result, diffrax.RESULTS.nonfinite)
-        return y1, y_error, dense_info, (inner, where), result
+        return _step(self, terms, t0, t1, y0, args, solver_state, made_jump)
 
     def func(self, terms, t0, y0, args):
         return self.solver.func(terms, t0, y0, args)
+
+
+# Jitted: diffrax traces a step three times (twice for the loop's static structure, once
+# for the loop), and a jitted step is traced once (the Bricard's integration: 0.76 instead
+# of 0.92 s of tracing and lowering).
+@eqx.filter_jit
+def _step(self: FiniteSolver, terms, t0, t1, y0, args, solver_state, made_jump):
+    inner, where = solver_state
+    y1, y_error, dense_info, inner, result = self.solver.step(
+        terms, t0, t1, y0, args, inner, made_jump)
+    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(y1)]))
+    stop = ~finite & (jnp.abs(t1 - t0) <= self.min_step)
+    if y_error is not None:  # accept the stopping step, so that its result counts
+        y_error = jax.tree.map(lambda e: jnp.where(stop, 0.0, e), y_error)
+    y1 = jax.tree.map(lambda a, b: jnp.where(finite, a, b), y1, y0)
+    dense_info = _constant(dense_info, finite)
+    where = jax.tree.map(lambda new, old: jnp.where(finite, old, new),
+                         (jnp.asarray(t1, float), y0[0], y0[1]), where)
+    result = diffrax.RESULTS.where(finite, result, diffrax.RESULTS.nonfinite)
+    return y1, y_error, dense_info, (inner, where), result
 
 
 def _constant(dense_info, finite):
