@@ -312,6 +312,34 @@ def test_failed_run_raises_or_returns_a_code():
     assert "maximum number of solver steps" in sol.message
 
 
+def test_the_end_time_alone_saves_the_last_step():
+    """`saveat=[t1]` saves the last step's end (which `Projection` projects as every
+    step's), not an interpolated point projected again: the same state, reactions and
+    violation as the last of 101 saved states, a final-state gradient that matches
+    central differences, and inf where the run stops before t1 (an unreached save
+    time's value), forward and backward."""
+    m = four_bar()
+    end, every = jmbs.simulate(m, 1.0, saveat=[1.0]), jmbs.simulate(m, 1.0)
+    assert float(end.ts[0]) == 1.0 and float(end.violation[0]) < 1e-13
+    for got, want in ((end.q, every.q), (end.v, every.v), (end.v_dot, every.v_dot),
+                      (end.reactions.multipliers, every.reactions.multipliers)):
+        np.testing.assert_allclose(got[0], want[-1], rtol=0, atol=1e-11 * max(1.0, np.abs(want[-1]).max()))
+    for t1, kw in ((10.0, {}), (-10.0, {"backward": True})):
+        sol = jmbs.simulate(m, t1, max_steps=3, saveat=[t1], throw=False, **kw)
+        assert bool(sol.result == jmbs.RESULTS.max_steps_reached)
+        assert np.isposinf(np.asarray(sol.ts)).all() and np.isposinf(np.asarray(sol.q)).all()
+
+    p = pendulum()
+    f = jmbs.NullSpaceProjection().prepare(p, p.q0, 0.0)
+
+    def final_x(g):
+        return jmbs.simulate(p.with_params({"gravity": jnp.stack([0.0, -g])}), 0.5, formulation=f,
+                             saveat=[0.5], reactions=False).q[-1, 0]
+
+    fd = (final_x(9.81 + 1e-4) - final_x(9.81 - 1e-4)) / 2e-4
+    np.testing.assert_allclose(jax.jit(jax.grad(final_x))(9.81), fd, rtol=1e-6)
+
+
 def test_result_codes_per_batch_element_under_vmap():
     """A batch with one bad member (NaN mass) gives a code for that member only."""
     m = pendulum()

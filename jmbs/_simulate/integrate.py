@@ -74,12 +74,16 @@ def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod 
 
 @eqx.filter_jit
 def integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
-              q0, v0, initial_tol, max_steps, project_start=True):
+              q0, v0, initial_tol, max_steps, project_start=True, final=False):
     """Project the initial state and integrate.
 
     `project_start=False` (static): the caller found the initial state on the constraints
     (a concrete start, checked on the host), and the program leaves out the start's
     projection and its checks (the Bricard: a sixth of the program; A02 N = 40, a third).
+    `final=True` (static): `saveat` is the end time alone, and the state saved there is
+    the run's last (diffrax's `SaveAt(t1=True)`: the last step's end, not an interpolated
+    point), its time and values infinite, as an unreached save time's, where the run
+    stopped before `t1`.
 
     Returns `(ts, qs, vs, work, result, stats, q0, v0, stopped)` with the projected
     initial state and the saved states as the integrator interpolated them
@@ -88,7 +92,7 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
     where a non-finite field stopped the run (`t` NaN otherwise).
     """
     args = (model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0, q0,
-            v0, initial_tol, max_steps, project_start)
+            v0, initial_tol, max_steps, project_start, final)
     if (isinstance(solver, diffrax.AbstractRungeKutta) and solver.scan_kind is None
             and isinstance(adjoint, diffrax.RecursiveCheckpointAdjoint)):
         return _integrate_stored_stages(args)
@@ -124,7 +128,7 @@ def _integrate_stored_stages_bwd(residuals, g, perturbed, args):
 
 
 def _integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
-               q0, v0, initial_tol, max_steps, project_start):
+               q0, v0, initial_tol, max_steps, project_start, final):
     far, ok0 = jnp.asarray(False), jnp.asarray(True)
     if project_start:
         hol = jnp.asarray(model.holonomic_rows)
@@ -133,6 +137,7 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
         q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
     y0 = (q0, v0) + ((jnp.zeros(()),) if model.force_groups else ())
     backsolve = isinstance(adjoint, diffrax.BacksolveAdjoint)
+    saveat = diffrax.SaveAt(t1=True) if final else saveat
     out = diffrax.diffeqsolve(
         diffrax.ODETerm(vector_field), health.wrap(stabilization.wrap_solver(solver), t0, t1), t0,
         t1, dt0, y0, Args(model, formulation, stabilization),
@@ -140,6 +145,10 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=False)
     ts, (qs, vs) = out.ts, out.ys[:2]
     work = out.ys[2] if model.force_groups else jnp.zeros(ts.shape)
+    if final:  # stopped before t1: inf, what diffrax gives a save time it did not reach
+        reached = ts == t1
+        ts, qs, vs, work = (jnp.where(reached.reshape((-1,) + (1,) * (x.ndim - 1)), x, jnp.inf)
+                            for x in (ts, qs, vs, work))
     stopped = ((jnp.asarray(jnp.nan), q0, v0) if backsolve else
                jax.tree.map(jax.lax.stop_gradient, out.solver_state[1]))
     # A failed projection of a step comes out of diffrax as its nonlinear_divergence, a
@@ -178,16 +187,20 @@ def valid_design(model: Model) -> Array:
     return finite & jnp.all(model.mass > 0) & jnp.all(inertia) & forces
 
 
-def solution(model, formulation, stabilization, method, ts, qs, vs, work, result, stats) -> Solution:
+def solution(model, formulation, stabilization, method, ts, qs, vs, work, result, stats,
+             final: bool = False) -> Solution:
     """The saved states as reported (projected, with `Projection`), and their
     accelerations, reactions, violations and energy (compiled apart from the
-    integration, so a new solver or time span reuses it)."""
-    args = (model, formulation, stabilization, method, ts, qs, vs, work, result)
+    integration, so a new solver or time span reuses it). `final`: the saved state is
+    the run's last (`integrate(..., final=True)`), reported as the stabilization
+    reports a step's end (`project_final`)."""
+    args = (model, formulation, stabilization, method, ts, qs, vs, work, result, final)
     sol = (_solution_nested if is_traced(args) else _solution_top)(*args)
     return dataclasses.replace(sol, stats=stats)
 
 
-def compile_solution_ahead(model, formulation, stabilization, method, saveat) -> Future | None:
+def compile_solution_ahead(model, formulation, stabilization, method, saveat,
+                           final: bool = False) -> Future | None:
     """Compile the saved-state program in a thread while the integration compiles and
     runs (the first call's latency: the two programs are independent until the run
     ends, and XLA compiles each on one core). Concrete input with save times only;
@@ -198,7 +211,7 @@ def compile_solution_ahead(model, formulation, stabilization, method, saveat) ->
         return None
     n = subs.ts.shape[0]
     shaped = (np.zeros(n), np.zeros((n, model.nq)), np.zeros((n, model.nv)), np.zeros(n),
-              RESULTS.successful)
+              RESULTS.successful, final)
 
     def compile_():
         try:
@@ -212,8 +225,8 @@ def compile_solution_ahead(model, formulation, stabilization, method, saveat) ->
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jmbs-compile")
 
 
-def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result):
-    qs, vs = stabilization.project_saved(model, qs, vs, ts)
+def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result, final):
+    qs, vs = (stabilization.project_final if final else stabilization.project_saved)(model, qs, vs, ts)
     v_dot, reactions, viol, vviol, en = jax.vmap(
         lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
     finite = jnp.all(jnp.isfinite(v_dot)) & jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))

@@ -68,7 +68,9 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     - `saveat`: times to save at (array), a `diffrax.SaveAt`, or `None` for
       101 equally spaced times. With `Projection`, saved states are projected
       too (interpolated points are otherwise off the manifold by the
-      interpolation error).
+      interpolation error). The end time alone (`saveat=[t1]`, concrete) saves
+      the last step's end itself, already projected: no interpolation and no
+      second projection, a smaller program (a final state's gradient).
     - `stepsize_controller`: default `diffrax.PIDController(rtol=1e-8,
       atol=1e-8)` (with `dt0` given and `diffrax.ConstantStepSize()`, constant steps).
     - `adjoint`: a diffrax adjoint for gradients (default recursive checkpointing,
@@ -147,6 +149,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
         raise ValueError(f"q0 and v0 must have shapes ({model.nq},) and ({model.nv},); got "
                          f"{q0.shape} and {v0.shape}")
+    final = _end_only(saveat, t1)
     saveat = _times(t0, t1, dt0, saveat, backward)
     t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
     concrete = not is_traced(model, q0, v0, t0)
@@ -161,15 +164,16 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     # The run: one program, whatever the values (the saved states' program compiles beside
     # it); a concrete start found on the constraints above skips the start's projection.
     ahead = None if not concrete else compile_solution_ahead(
-        model, prepared, stabilization, method if reactions else None, saveat)
+        model, prepared, stabilization, method if reactions else None, saveat, final)
     ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
         None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
-        jnp.asarray(initial_tol, float), max_steps, project_start=not concrete or off is not None)
+        jnp.asarray(initial_tol, float), max_steps, project_start=not concrete or off is not None,
+        final=final)
     if ahead is not None:
         ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
-                   result, stats)
+                   result, stats, final)
 
     # Finish on the host: the warning for a projected start, the run's health, failures.
     if off is not None:
@@ -310,6 +314,21 @@ def _singular_start(model: Model, method: AbstractSolvabilityMethod, q, t) -> st
     return (f"the start is a singular configuration: the rank of C is {rank} there but {generic} "
             "at the configurations around it (the formulation's rank is decided there, and the "
             "drivers may not determine the motion from it); start away from it")
+
+
+def _end_only(saveat, t1) -> bool:
+    """Host-side: whether the only save time asked for is the end time itself (concrete
+    values, as given: under `jax.jit` the converted ones are traced). The state saved
+    there is then the last step's end, which `Projection` has put on the constraints,
+    rather than an interpolated point projected again (a final state's gradient through
+    the Bricard: a fifth less XLA compilation)."""
+    if isinstance(saveat, diffrax.SaveAt):
+        subs = saveat.subs
+        if not isinstance(subs, diffrax.SubSaveAt) or subs.t0 or subs.t1 or subs.steps:
+            return False
+        saveat = subs.ts
+    return bool(saveat is not None and np.shape(saveat) == (1,) and not is_traced(saveat, t1)
+                and float(np.asarray(saveat)[0]) == float(t1))
 
 
 def _check_saveat(ts, t0, t1):

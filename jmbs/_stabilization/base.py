@@ -32,6 +32,12 @@ class AbstractStabilization(eqx.Module):
     def project_saved(self, model: Model, qs: Array, vs: Array, ts: Array) -> tuple[Array, Array]:
         """The saved states `(T, nq)`, `(T, nv)` as reported (e.g. projected)."""
 
+    def project_final(self, model: Model, qs: Array, vs: Array, ts: Array) -> tuple[Array, Array]:
+        """The run's last state (a step's end, not an interpolated point), `(1, nq)`,
+        `(1, nv)`, as reported: `project_saved`'s unless the steps already end where it
+        would put them."""
+        return self.project_saved(model, qs, vs, ts)
+
     @abc.abstractmethod
     def check_adjoint(self, adjoint: diffrax.AbstractAdjoint) -> None:
         """Host-side: raise `ValueError` for an adjoint that cannot differentiate this scheme."""

@@ -68,6 +68,9 @@ class Projection(AbstractStabilization):
         qs, vs, _ = jax.vmap(lambda q, v, t: self.project(model, q, v, t))(qs, vs, ts)
         return qs, vs
 
+    def project_final(self, model, qs, vs, ts):
+        return qs, vs  # every step's end is projected (`_ProjectedSolver`)
+
     def check_adjoint(self, adjoint):
         if isinstance(adjoint, diffrax.BacksolveAdjoint):
             raise ValueError(
