@@ -340,6 +340,16 @@ def test_the_end_time_alone_saves_the_last_step():
     np.testing.assert_allclose(jax.jit(jax.grad(final_x))(9.81), fd, rtol=1e-6)
 
 
+def test_an_implicit_solver_runs_with_the_default_projection():
+    """An implicit solver's root finder gets the controller's tolerances and norm through
+    the solver wrappers (the projection's, the health watch's): Kvaerno5 follows Tsit5."""
+    m = four_bar()
+    implicit = jmbs.simulate(m, 0.5, solver=diffrax.Kvaerno5(), saveat=[0.5], reactions=False)
+    explicit = jmbs.simulate(m, 0.5, saveat=[0.5], reactions=False)
+    assert float(implicit.violation[0]) < 1e-12
+    np.testing.assert_allclose(implicit.q, explicit.q, rtol=0, atol=1e-6)
+
+
 def test_result_codes_per_batch_element_under_vmap():
     """A batch with one bad member (NaN mass) gives a code for that member only."""
     m = pendulum()

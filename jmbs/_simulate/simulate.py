@@ -350,13 +350,18 @@ def _check_saveat(ts, t0, t1):
     return ts
 
 
+# diffrax's marker for a root finder's "the step-size controller's rtol, atol or norm"
+# (one object, not exported by name).
+_CONTROLLER_TOL = diffrax.with_stepsize_controller_tols(diffrax.VeryChord)().rtol
+
+
 def _resolve_tolerances(solver, controller):
-    """Give an implicit solver's root finder the controller's tolerances (diffrax
-    does this itself, but cannot reach through a solver wrapper such as
-    `Projection`'s)."""
+    """Give an implicit solver's root finder the controller's tolerances and norm
+    (diffrax does this itself, but cannot reach through the solver wrappers of
+    `Projection` and the health watch)."""
     rf = solver.root_finder
-    for attr in ("rtol", "atol"):
-        if not isinstance(getattr(rf, attr), (int, float)):  # diffrax's "use the controller's" marker
+    for attr in ("rtol", "atol", "norm"):
+        if getattr(rf, attr) is _CONTROLLER_TOL:
             rf = eqx.tree_at(lambda r, a=attr: getattr(r, a), rf, getattr(controller, attr))
     return eqx.tree_at(lambda s: s.root_finder, solver, rf)
 
