@@ -149,8 +149,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
         raise ValueError(f"q0 and v0 must have shapes ({model.nq},) and ({model.nv},); got "
                          f"{q0.shape} and {v0.shape}")
-    final = _end_only(saveat, t1)
-    saveat = _times(t0, t1, dt0, saveat, backward)
+    given, saveat = saveat, _times(t0, t1, dt0, saveat, backward)  # checked there
+    final = _end_only(given, t1)
     t0, t1 = jnp.asarray(t0, float), jnp.asarray(t1, float)
     concrete = not is_traced(model, q0, v0, t0)
     off, q_off = _check_initial_state(model, q0, v0, t0, initial_tol, method) if concrete else (None, False)
