@@ -86,8 +86,8 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
     stopped before `t1`.
 
     Returns `(ts, qs, vs, work, result, stats, q0, v0, stopped)` with the projected
-    initial state and the saved states as the integrator interpolated them
-    (`solution` projects them); `work` is that of the force elements'
+    initial state and the saved states as the integrator interpolated them, or with
+    `final` the last step's end (`solution` reports them); `work` is that of the force elements'
     non-conservative part (zero without force elements); `stopped` the `(t, q, v)`
     where a non-finite field stopped the run (`t` NaN otherwise).
     """
