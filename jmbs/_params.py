@@ -10,6 +10,7 @@ chain's derivation: a handful of gathers instead of thousands of inputs and stac
 import math
 from collections.abc import Iterator, Mapping
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
@@ -34,7 +35,10 @@ class ParamVector(Mapping):
     """`[key]` is one slice of `vector`; `stack(keys)` one gather of equal-shaped values."""
 
     def __init__(self, vector: Array, layout: Layout):
-        self.vector = vector
+        # Concrete values are read on the host in NumPy (op by op in JAX, every slice and
+        # gather of a new shape would compile a program of its own); traced ones in JAX.
+        self.vector = vector if isinstance(vector, jax.core.Tracer) else np.asarray(vector)
+        self._xp = jnp if isinstance(vector, jax.core.Tracer) else np
         self.layout = layout
         self.offsets: dict[str, tuple[int, tuple[int, ...]]] = {}
         k = 0
@@ -48,7 +52,7 @@ class ParamVector(Mapping):
 
     def __getitem__(self, key: str) -> Array:
         k, shape = self.offsets[key]
-        return jnp.reshape(self.vector[k:k + math.prod(shape)], shape)
+        return self._xp.reshape(self.vector[k:k + math.prod(shape)], shape)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.offsets)
@@ -63,20 +67,21 @@ class ParamVector(Mapping):
               ) -> Array:
         """`(len(keys), *shape)`: the values of `keys`, which share one shape; with a
         `default`, keys not in the layout take it (and the values `shape`, broadcast)."""
+        xp = self._xp
         present = [key for key in keys if key in self.offsets]
         if default is None:
             shape = self.offsets[keys[0]][1]
         if len(present) < len(keys) and default is None:
             raise KeyError(next(key for key in keys if key not in self.offsets))
         if any(self.offsets[key][1] != shape for key in present):
-            return jnp.stack([jnp.broadcast_to(jnp.asarray(self[key], dtype=float), shape)
-                              if key in self.offsets else jnp.full(shape, default) for key in keys])
+            return xp.stack([xp.broadcast_to(xp.asarray(self[key], dtype=float), shape)
+                             if key in self.offsets else xp.full(shape, default) for key in keys])
         if not present:
-            return jnp.full((len(keys), *shape), default, dtype=float)
+            return xp.full((len(keys), *shape), default, dtype=float)
         size = math.prod(shape)
         starts = np.array([self.offsets[key][0] if key in self.offsets else 0 for key in keys])
-        out = jnp.reshape(jnp.asarray(self.vector)[starts[:, None] + np.arange(size)], (len(keys), *shape))
+        out = xp.reshape(self.vector[starts[:, None] + np.arange(size)], (len(keys), *shape))
         if len(present) == len(keys):
             return out
         missing = np.array([key not in self.offsets for key in keys]).reshape((-1,) + (1,) * len(shape))
-        return jnp.where(missing, default, out)
+        return xp.where(missing, default, out)

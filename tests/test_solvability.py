@@ -444,3 +444,33 @@ def test_new_method_tolerances_reuse_the_compiled_programs(name):
     assert not first[3].any() and not first[4] and not first[5]
     if name != "rank":
         assert second[3].all() and second[4] and second[5]
+
+
+def test_a_first_report_lowers_a_handful_of_programs():
+    """A first `jmbs.solvability` (rank, generic rank from nearby configurations, report)
+    lowers its few programs, not one per operation of host-side work (op by op, the
+    nearby configurations' units and guesses lowered some 80 programs of one operation
+    each, 1.4 s of a first report). A spatial model of a structure no other test builds,
+    so that no program is cached in this process."""
+    lowered = []
+
+    def count(event, duration, **kwargs):
+        if event == "/jax/core/compile/jaxpr_to_mlir_module_duration":
+            lowered.append(kwargs.get("fun_name"))
+
+    b = jmbs.ModelBuilder(dim=3, gravity=(0.0, 0.0, -9.81))
+    links = [b.add_body(f"first_report_{k}", mass=1.0, inertia=(0.1, 0.2, 0.3),
+                        position=(0.5 + k, 0.0, 0.0)) for k in range(3)]
+    b.add_revolute("first_report_O", b.ground, links[0], point=(0.0, 0.0, 0.0), axis=(0, 0, 1))
+    b.add_universal("first_report_A", links[0], links[1], point=(1.0, 0.0, 0.0),
+                    axes=((0, 0, 1), (0, 1, 0)))
+    b.add_spherical("first_report_B", links[1], links[2], point=(2.0, 0.0, 0.0))
+    model = b.build()
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        report = jmbs.solvability(model)
+        str(report)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert (report.rank, report.dof) == (5 + 4 + 3, 1 + 2 + 3)  # an open chain: rows independent
+    assert len(lowered) <= 15, lowered

@@ -25,7 +25,7 @@ from .._assembly import constraint_matrix, gamma, generalized_forces, mass_matri
 from .._bodies import GROUND_Q, NQ, NV
 from .._display import html_table
 from .._joints.base import DeriveContext, DriverSpec
-from .._kinematics import nearby_configurations, velocity_units
+from .._kinematics import nearby_configurations, velocity_units_jit
 from .._linalg import numerical_rank
 from .._misc import as_configuration, as_time
 from .._model import Model
@@ -117,7 +117,7 @@ class _Rows:
 
     def __init__(self, model: Model, qs: np.ndarray, t: float):
         self.model, self.qs, self.t = model, qs, t
-        unit = np.asarray(velocity_units(model))
+        unit = np.asarray(velocity_units_jit(model))
         self.unit = unit
         C = np.asarray(_matrices(model, jnp.asarray(qs), t)) * unit
         self.base = {name: C[:, slice(*model.element_rows[k])] for k, name in enumerate(model.element_names)}

@@ -9,6 +9,7 @@ from .assemble import assemble_jit as assemble_jit
 from .assemble import closure_error as closure_error
 from .assemble import free_mask as free_mask
 from .assemble import velocity_units as velocity_units
+from .assemble import velocity_units_jit as velocity_units_jit
 from .assemble import warn_if_unassembled as warn_if_unassembled
 from .driven import KinematicsSolution as KinematicsSolution
 from .driven import kinematics as kinematics

@@ -212,3 +212,6 @@ def _assembly_failure(model: Model, res: AssemblyResult, t) -> str:
 
 
 assemble_jit = eqx.filter_jit(assemble_positions)
+# The units as one compiled program per model structure, for host-side callers (computed
+# op by op, each of their dozen operations would compile a program of its own).
+velocity_units_jit = eqx.filter_jit(velocity_units)

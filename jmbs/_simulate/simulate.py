@@ -177,7 +177,7 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
 
     # Finish on the host: the warning for a projected start, the run's health, failures.
     if off is not None:
-        dq, dv = float(jnp.max(jnp.abs(q0p - q0))), float(jnp.max(jnp.abs(v0p - v0)))
+        dq, dv = (float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in ((q0p, q0), (v0p, v0)))
         warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
                       f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
     if not concrete:
