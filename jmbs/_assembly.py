@@ -27,9 +27,10 @@ def jitted(fn=None, *, compiler_options=None):
     refuses to run in 32-bit mode (every jmbs computation passes through here).
     `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks).
 
-    Python scalars go to `jax.jit` as they are (traced, weakly typed: a new time
-    does not retrace, and no device array is created per call); sequences become
-    NumPy arrays.
+    Python floats go to `jax.jit` as NumPy float64 scalars (traced: a new time does not
+    retrace; typed as the `jnp.asarray(t, float)` other jmbs functions pass, so that both
+    share one compiled program, not one each for the weakly typed Python float and the
+    array); sequences become NumPy arrays.
     """
     if fn is None:
         return functools.partial(jitted, compiler_options=compiler_options)
@@ -42,8 +43,8 @@ def jitted(fn=None, *, compiler_options=None):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         model, *rest = bound.arguments.values()
-        rest = [a if isinstance(a, (jax.Array, float, int)) else np.asarray(a, dtype=float)
-                for a in rest]
+        rest = [np.float64(a) if isinstance(a, float) else
+                a if isinstance(a, (jax.Array, int)) else np.asarray(a, dtype=float) for a in rest]
         for name, a in zip(list(bound.arguments)[1:], rest):
             _check_shape(fn.__name__, name, a, model)
         return compiled(model, *rest)
