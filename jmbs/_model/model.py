@@ -272,7 +272,8 @@ class Model(eqx.Module):
         return jnp.where(has, L, fallback)
 
     def params(self) -> dict[str, Array]:
-        """Every value given to the builder, keyed `"<name>.<argument>"` (and `"gravity"`)."""
+        """Every value given to the builder, keyed `"<name>.<argument>"` (and `"gravity"`):
+        NumPy arrays for a concrete model, traced arrays inside a transformation of it."""
         return dict(self._params().items())
 
     def with_params(self, new: dict[str, Any]) -> "Model":
