@@ -5,8 +5,10 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py build   # import, redundant manipulator twice, one body
     python benchmarks/bench_latency.py sim     # import, Bricard: simulate and solvability twice
     python benchmarks/bench_latency.py sim5 [--cache DIR]  # first and second simulate(bricard(), 5.0)
-    python benchmarks/bench_latency.py report  # import, Bricard: the first printed solvability
-                                               # report (generic rank included), twice
+    python benchmarks/bench_latency.py host [CASE]  # import, build (default the Bricard), then
+                                               # first and second printed solvability report
+                                               # (generic rank included), reactions at q0,
+                                               # assembly from q0 + 1e-3, in that order
     python benchmarks/bench_latency.py programs [CASE]  # a first simulate's programs
                                                # (default the Bricard, 5 s):
                                                # tracing, lowering, XLA seconds of each
@@ -79,10 +81,13 @@ def main(what: str) -> dict:
         m = timed(out, "bricard_build", jmbs.examples.bricard)
         timed(out, "bricard_simulate_5s_first", lambda: jmbs.simulate(m, 5.0).q)
         timed(out, "bricard_simulate_5s_second", lambda: jmbs.simulate(m, 5.0).q)
-    elif what == "report":  # what a notebook shows first: the whole report, nearby samples too
-        m = timed(out, "bricard_build", jmbs.examples.bricard)
-        timed(out, "report_first", lambda: str(jmbs.solvability(m)))
-        timed(out, "report_second", lambda: str(jmbs.solvability(m)))
+    elif what == "host":  # what a notebook asks first: the whole report, nearby samples too
+        m = timed(out, "build", CASES[sys.argv[2] if len(sys.argv) > 2 else "bricard"][0])
+        for label, call in (("report", lambda: str(jmbs.solvability(m))),
+                            ("reactions", lambda: jmbs.reactions(m, m.q0, m.v0)),
+                            ("assemble", lambda: jmbs.assemble(m, m.q0 + 1e-3))):
+            timed(out, f"{label}_first", call)
+            timed(out, f"{label}_second", call)
     elif what == "programs":
         return programs(sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] in CASES else "bricard")
     elif what == "build-one":
@@ -96,7 +101,7 @@ def main(what: str) -> dict:
     elif what == "ops":
         return ops()
     else:
-        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|report|programs|builds|ops|"
+        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|host [CASE]|programs|builds|ops|"
                          "ratio [REPS]")
     return {k: round(v, 2) for k, v in out.items()}
 

@@ -2,6 +2,8 @@
 arguments (one-line `ValueError`s that name what is wrong), converters of
 hyper-parameters, and the one error path of the entry points (`fail_if`)."""
 
+import functools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -12,6 +14,24 @@ from jaxtyping import Array
 def is_traced(*trees) -> bool:
     """Whether any leaf of `trees` is traced (`jax.grad`, `jax.vmap`, `jax.jit` over it)."""
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
+
+
+class RunOnce:
+    """`fn` jitted twice: called on concrete input, a program of its own compiled with
+    `RUN_ONCE` (it evaluates one state once per call: LLVM's optimizations cost more
+    compile time than they save); on traced input (`jax.grad`, `jax.vmap`, `jax.jit`
+    over the call, where JAX takes no compiler options) the plain one, inlined into the
+    caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers."""
+
+    def __init__(self, fn):
+        from ._config import RUN_ONCE
+
+        self.top = eqx.filter_jit(fn, compiler_options=RUN_ONCE)
+        self.nested = eqx.filter_jit(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args):
+        return (self.nested if is_traced(args) else self.top)(*args)
 
 
 def staging() -> bool:

@@ -15,7 +15,7 @@ from ._formulations.base import AbstractFormulation, Prepared, resolve, solve_dy
 from ._formulations.registry import default_formulation
 from ._kinematics import warn_if_unassembled
 from ._linalg import min_norm_solve
-from ._misc import check_finite, check_int, check_positive, check_state, is_traced
+from ._misc import RunOnce, check_finite, check_int, check_positive, check_state, is_traced
 from ._model import Model
 from ._rank import characteristic_lengths, constraint_rank, equilibrate
 from ._solvability.analysis import element_sets
@@ -347,7 +347,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     return _reactions(model, prepared, method, q, v, t)
 
 
-@eqx.filter_jit
+@RunOnce  # one state per call; a sweep vmaps the call, and then runs the optimized program
 def _reactions(model, prepared: Prepared, method, q, v, t):
     terms = prepared.terms(model, q, v, t)
     v_dot, lam = solve_dynamics(model, prepared, terms, q, v, t)
@@ -413,7 +413,7 @@ def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e
     return _statics(model, method, q, t, int(rank), jnp.asarray(rtol, float))
 
 
-@eqx.filter_jit
+@RunOnce
 def _statics(model, method, q, t, rank, rtol):
     C = constraint_matrix(model, q, t)
     F = generalized_forces(model, q, jnp.zeros(model.nv), t)

@@ -20,7 +20,7 @@ from .._bodies import NV, mechanism_size, retract
 from .._linalg import (
     GAUSS_NEWTON_RTOL,
 )
-from .._misc import check_finite, check_int, check_positive, check_state, fail_if, is_traced
+from .._misc import RunOnce, check_finite, check_int, check_positive, check_state, fail_if, is_traced
 from .._model import Model
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
@@ -211,7 +211,7 @@ def _assembly_failure(model: Model, res: AssemblyResult, t) -> str:
             "coordinates fixed)")
 
 
-assemble_jit = eqx.filter_jit(assemble_positions)
+assemble_jit = RunOnce(assemble_positions)  # one configuration per call
 # The units as one compiled program per model structure, for host-side callers (computed
 # op by op, each of their dozen operations would compile a program of its own).
 velocity_units_jit = eqx.filter_jit(velocity_units)

@@ -17,11 +17,10 @@ from jaxtyping import Array
 
 from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
 from .._bodies import mechanism_size
-from .._config import RUN_ONCE
 from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
-from .._misc import is_traced
+from .._misc import RunOnce
 from .._model import Model
 from .._params import ParamVector
 from .._reactions import build_reactions
@@ -195,7 +194,7 @@ def solution(model, formulation, stabilization, method, ts, qs, vs, work, result
     the run's last (`integrate(..., final=True)`), reported as the stabilization
     reports a step's end (`project_final`)."""
     args = (model, formulation, stabilization, method, ts, qs, vs, work, result, final)
-    sol = (_solution_nested if is_traced(args) else _solution_top)(*args)
+    sol = _solution_program(*args)
     return dataclasses.replace(sol, stats=stats)
 
 
@@ -215,7 +214,7 @@ def compile_solution_ahead(model, formulation, stabilization, method, saveat,
 
     def compile_():
         try:
-            _solution_top.lower(model, formulation, stabilization, method, *shaped).compile()
+            _solution_program.top.lower(model, formulation, stabilization, method, *shaped).compile()
         except Exception:  # noqa: BLE001 - reported by the call that follows
             pass
 
@@ -235,8 +234,6 @@ def _solution(model, formulation, stabilization, method, ts, qs, vs, work, resul
                     model.coordinate_names, model.velocity_names)
 
 
-# The saved-state program runs once per call (`RUN_ONCE`). JAX takes compiler options on
-# a top-level program only: inside a traced caller (`jax.jit`, `jax.vmap`, `jax.grad`
-# over `simulate`) the program is the caller's.
-_solution_top = eqx.filter_jit(_solution, compiler_options=RUN_ONCE)
-_solution_nested = eqx.filter_jit(_solution)
+# The saved-state program runs once per call (`RUN_ONCE`); inside a traced caller
+# (`jax.jit`, `jax.vmap`, `jax.grad` over `simulate`) it is part of the caller's program.
+_solution_program = RunOnce(_solution)
