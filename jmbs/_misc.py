@@ -10,6 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
+from ._config import RUN_ONCE
+
 
 def is_traced(*trees) -> bool:
     """Whether any leaf of `trees` is traced (`jax.grad`, `jax.vmap`, `jax.jit` over it)."""
@@ -24,8 +26,6 @@ class RunOnce:
     caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers."""
 
     def __init__(self, fn):
-        from ._config import RUN_ONCE
-
         self.top = eqx.filter_jit(fn, compiler_options=RUN_ONCE)
         self.nested = eqx.filter_jit(fn)
         functools.update_wrapper(self, fn)

@@ -3,7 +3,6 @@ consistency of prescribed motions at velocity and acceleration level."""
 
 from collections.abc import Sequence
 
-import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
@@ -23,7 +22,7 @@ from .._linalg import (
     VELOCITY_SV_RTOL,
     structured,
 )
-from .._misc import check_finite, check_positive, check_state, fail_if
+from .._misc import RunOnce, check_finite, check_positive, check_state, fail_if
 from .._model import Model
 from .._tree.plan import make_plan
 from .._tree.solve import solve as tree_solve
@@ -94,7 +93,7 @@ def rheonomic_conflict(model: Model, q, t, tol: float = 1e-8) -> str | None:
     return None
 
 
-@eqx.filter_jit
+@RunOnce  # the initial state's check: one configuration per call
 def _rheonomic_residuals(model, q, v, t, tol):
     free = jnp.ones(model.nv)
     v, rv, bad_v = _consistent_velocity(model, q, v, t, free, tol)
@@ -104,7 +103,7 @@ def _rheonomic_residuals(model, q, v, t, tol):
     return (rv, bad_v), (ra, bad_a)
 
 
-@eqx.filter_jit
+@RunOnce
 def _consistent_velocity(model, q, v, t, free, tol):
     """The mass-weighted least change of `v` (free coordinates only) onto `C v + b = 0`:
     `dv = -W C^T (C W C^T)^+ r = -B (C B)^+ r` with `W = B B^T` (the free part of
@@ -116,7 +115,7 @@ def _consistent_velocity(model, q, v, t, free, tol):
     return _velocity_check(out, C @ out + b, b, C @ v, tol)
 
 
-@eqx.filter_jit
+@RunOnce
 def _consistent_velocity_tree(model, q, v, t, tol):
     """`_consistent_velocity` without fixed coordinates, along the assembly tree:
     `M dv + C^T lam = 0`, `C dv = -(C v + b)`."""
