@@ -101,8 +101,8 @@ def main(what: str) -> dict:
     elif what == "ops":
         return ops()
     else:
-        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|host [CASE]|programs|builds|ops|"
-                         "ratio [REPS]")
+        raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|host [CASE]|programs|"
+                         "builds|ops|ratio [REPS]")
     return {k: round(v, 2) for k, v in out.items()}
 
 
