@@ -289,14 +289,14 @@ class Model(eqx.Module):
             raise ValueError(f"with_params takes a dict {{'<name>.<argument>': value}}, got "
                              f"{type(new).__name__}")
         params = self._params()
-        vector = self.param_vector
+        vector = params.vector  # NumPy for a concrete model: concrete values are set on the host
         for key, value in new.items():
             if key not in params:
                 raise ValueError(unknown("parameter", key, tuple(params)))
             if not isinstance(value, jax.Array):  # text and booleans are refused, not converted
                 value = numbers(value, f"parameter {key!r}", "with_params",
                                 "a number or an array of numbers")
-            value = jnp.asarray(value, dtype=float)
+            value = jnp.asarray(value, dtype=float) if is_traced(value) else np.asarray(value, dtype=float)
             start, shape = params.offsets[key]
             if value.shape != shape:
                 raise ValueError(f"parameter {key!r} has shape {shape}, "
@@ -312,7 +312,11 @@ class Model(eqx.Module):
                     raise ValueError(f"parameter {key!r} must be {bound.bound.replace('_', '-')}, "
                                      f"got {value}")
             # One slice of the vector per new value (not one input per parameter).
-            vector = vector.at[start:start + value.size].set(value.ravel())
+            if isinstance(vector, np.ndarray) and isinstance(value, np.ndarray):
+                vector = vector.copy() if vector is params.vector else vector
+                vector[start:start + value.size] = value.ravel()
+            else:
+                vector = jnp.asarray(vector).at[start:start + value.size].set(value.ravel())
         return derive(self.dim, self.body_specs, self.element_specs,
                       ParamVector(vector, self.param_layout), self.force_specs)
 
