@@ -37,8 +37,8 @@ class ParamVector(Mapping):
     def __init__(self, vector: Array, layout: Layout):
         # Concrete values are read on the host in NumPy (op by op in JAX, every slice and
         # gather of a new shape would compile a program of its own); traced ones in JAX.
-        self.vector = vector if isinstance(vector, jax.core.Tracer) else np.asarray(vector)
-        self._xp = jnp if isinstance(vector, jax.core.Tracer) else np
+        traced = isinstance(vector, jax.core.Tracer)
+        self.vector, self._xp = (vector, jnp) if traced else (np.asarray(vector), np)
         self.layout = layout
         self.offsets: dict[str, tuple[int, tuple[int, ...]]] = {}
         k = 0

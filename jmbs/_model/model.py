@@ -290,6 +290,7 @@ class Model(eqx.Module):
                              f"{type(new).__name__}")
         params = self._params()
         vector = params.vector  # NumPy for a concrete model: concrete values are set on the host
+        vector = vector.copy() if isinstance(vector, np.ndarray) else vector
         for key, value in new.items():
             if key not in params:
                 raise ValueError(unknown("parameter", key, tuple(params)))
@@ -313,7 +314,6 @@ class Model(eqx.Module):
                                      f"got {value}")
             # One slice of the vector per new value (not one input per parameter).
             if isinstance(vector, np.ndarray) and isinstance(value, np.ndarray):
-                vector = vector.copy() if vector is params.vector else vector
                 vector[start:start + value.size] = value.ravel()
             else:
                 vector = jnp.asarray(vector).at[start:start + value.size].set(value.ravel())

@@ -198,6 +198,15 @@ def solution(model, formulation, stabilization, method, ts, qs, vs, work, result
     return dataclasses.replace(sol, stats=stats)
 
 
+def save_times(saveat: diffrax.SaveAt):
+    """The save times of a `SaveAt` that asks for those alone (no start, end or steps),
+    else None."""
+    subs = saveat.subs
+    if not isinstance(subs, diffrax.SubSaveAt) or subs.t0 or subs.t1 or subs.steps:
+        return None
+    return subs.ts
+
+
 def compile_solution_ahead(model, formulation, stabilization, method, saveat,
                            final: bool = False) -> Future | None:
     """Compile the saved-state program in a thread while the integration compiles and
@@ -205,10 +214,10 @@ def compile_solution_ahead(model, formulation, stabilization, method, saveat,
     ends, and XLA compiles each on one core). Concrete input with save times only;
     `None` where the shapes are not known before the run. A failure here is left to
     the call itself, which compiles again and raises it where it belongs."""
-    subs = saveat.subs
-    if not isinstance(subs, diffrax.SubSaveAt) or subs.ts is None or subs.t0 or subs.t1 or subs.steps:
+    ts = save_times(saveat)
+    if ts is None:
         return None
-    n = subs.ts.shape[0]
+    n = ts.shape[0]
     shaped = (np.zeros(n), np.zeros((n, model.nq)), np.zeros((n, model.nv)), np.zeros(n),
               RESULTS.successful, final)
 

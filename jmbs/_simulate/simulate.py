@@ -24,7 +24,7 @@ from .._stabilization.projection import Projection
 from .._stepper.regularized_euler import RegularizedEuler
 from . import health, options
 from .fixed_step import simulate_fixed_step
-from .integrate import compile_solution_ahead, integrate, solution
+from .integrate import compile_solution_ahead, integrate, save_times, solution
 from .solution import RESULTS, Solution, failures
 
 # The default stabilization, told apart from one given (a fixed-step solver refuses that).
@@ -323,10 +323,7 @@ def _end_only(saveat, t1) -> bool:
     rather than an interpolated point projected again (a final state's gradient through
     the Bricard: a fifth less XLA compilation)."""
     if isinstance(saveat, diffrax.SaveAt):
-        subs = saveat.subs
-        if not isinstance(subs, diffrax.SubSaveAt) or subs.t0 or subs.t1 or subs.steps:
-            return False
-        saveat = subs.ts
+        saveat = save_times(saveat)
     return bool(saveat is not None and np.shape(saveat) == (1,) and not is_traced(saveat, t1)
                 and float(np.asarray(saveat)[0]) == float(t1))
 
