@@ -145,9 +145,32 @@ def project(model: Model, q: Array, v: Array, t: Array, tol, max_iterations: int
     projector at the result (`_project_positions_jvp`), never its iterations.
     """
     tol = jax.lax.stop_gradient(jnp.asarray(tol, float))
-    q, ok, C, b, fac = _project_positions(model, q, t, tol, max_iterations)
-    v = v + _correction(model, C, _matvec(model, C, v) + b, jnp.ones(model.nc, bool), fac)
-    return q, v, ok
+    if np.all(model.holonomic_rows):  # the velocities' rows are the positions': see the loop
+        q, ok, C, b, fac, dv = _project_positions(model, q, t, tol, max_iterations, v)
+        return q, _velocity_step(model, C, b, fac, v, dv), ok
+    q, ok, C, b, fac, _ = _project_positions(model, q, t, tol, max_iterations, None)
+    return q, v + _velocity_correction(model, C, b, fac, v), ok
+
+
+def _velocity_correction(model: Model, C: Array, b: Array, fac, v: Array) -> Array:
+    return _correction(model, C, _matvec(model, C, v) + b, jnp.ones(model.nc, bool), fac)
+
+
+@jax.custom_jvp
+def _velocity_step(model: Model, C: Array, b: Array, fac, v: Array, dv: Array) -> Array:
+    """`v + dv`, `dv` the velocity correction the position loop computed at its last
+    iterate's `C` and `b`; its derivative is that of `v + _velocity_correction(...)`
+    there (the same as computed after the loop)."""
+    return v + dv
+
+
+@_velocity_step.defjvp
+def _velocity_step_jvp(primals, tangents):
+    model, C, b, fac, v, dv = primals
+    dmodel, dC, db, _, dvv, _ = tangents
+    _, ddv = jax.jvp(lambda m, CC, bb, vv: _velocity_correction(m, CC, bb, fac, vv),
+                     (model, C, b, v), (dmodel, dC, db, dvv))
+    return v + dv, dvv + ddv
 
 
 
@@ -190,14 +213,20 @@ def _correction(model: Model, C: Array, err: Array, rows: Array, fac=None) -> Ar
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
-def _project_positions(model: Model, q: Array, t: Array, tol: Array, max_iterations: int):
-    """`(q, converged, C, b, factor)`: the projected positions, with `C` and `b` from
-    the last iteration, and where every row is holonomic the structured factorization
-    of that `C` (else None).
+def _project_positions(model: Model, q: Array, t: Array, tol: Array, max_iterations: int,
+                       v: Array | None):
+    """`(q, converged, C, b, factor, dv)`: the projected positions, with `C` and `b` from
+    the last iteration, where every row is holonomic the structured factorization of
+    that `C` (else None), and with velocities `v` (all rows holonomic) their correction
+    `dv` at that `C` and `b` (else None).
 
     Each iteration evaluates `Phi`, `C` and `b` once; the loop stops after the
     iteration that finds `|Phi|` within the tolerance, so its `C` and `b` (at
-    the final point, up to that last tiny correction) serve the velocities.
+    the final point, up to that last tiny correction) serve the velocities. Where the
+    velocities' rows are the positions', each iteration solves for both corrections
+    on one factorization (one solve with two right-hand sides: the program holds the
+    solve once, not a second time after the loop); `dv` gets no derivative here
+    (`_velocity_step` gives it).
     """
     hol = jnp.asarray(model.holonomic_rows)
     limit = tol * mechanism_size(model, q)
@@ -205,25 +234,31 @@ def _project_positions(model: Model, q: Array, t: Array, tol: Array, max_iterati
     reuse = structured(model) and bool(np.all(model.holonomic_rows))
 
     def cond(state):
-        _, res, k, _, _, _ = state
+        _, res, k = state[:3]
         return (res > limit) & (k < max_iterations)
 
     def body(state):
-        q, _, k, _, _, _ = state
+        q, _, k = state[:3]
         r = jnp.where(hol, phi(model, q, t), 0.0)
         C = _jacobian(model, q, t)
         fac = _factor(model, C, hol)
-        return (retract(model, q, _correction(model, C, r, hol, fac)),
-                jnp.max(jnp.abs(r), initial=0.0), k + 1, C, velocity_rhs(model, q, t),
-                fac if reuse else None)
+        b = velocity_rhs(model, q, t)
+        if v is None:
+            dq, dv = _correction(model, C, r, hol, fac), None
+        else:
+            dq, dv = jax.vmap(lambda err: _correction(model, C, err, hol, fac))(
+                jnp.stack([r, _matvec(model, C, v) + b]))
+        return (retract(model, q, dq), jnp.max(jnp.abs(r), initial=0.0), k + 1, C, b,
+                fac if reuse else None, dv)
 
     C0 = jnp.zeros((len(block_layout(model)[0]), NV[model.dim]) if structured(model)
                    else (nc, model.nv))
     fac0 = (jax.tree.map(jnp.zeros_like, jax.eval_shape(lambda c: _factor(model, c, hol), C0))
             if reuse else None)
-    q, res, _, C, b, fac = jax.lax.while_loop(
-        cond, body, (q, jnp.asarray(jnp.inf), jnp.asarray(0), C0, jnp.zeros(nc), fac0))
-    return q, res <= limit, C, b, fac
+    q, res, _, C, b, fac, dv = jax.lax.while_loop(
+        cond, body, (q, jnp.asarray(jnp.inf), jnp.asarray(0), C0, jnp.zeros(nc), fac0,
+                     None if v is None else jnp.zeros_like(v)))
+    return q, res <= limit, C, b, fac, dv
 
 
 @_project_positions.defjvp
@@ -232,9 +267,9 @@ def _project_positions_jvp(max_iterations, primals, tangents):
     the input along the constraint manifold's tangent space (mass metric), and a
     change of the model or time by the correction that keeps `Phi = 0`. The
     tolerance gets no derivative."""
-    model, q, t, tol = primals
-    dmodel, dq, dt, _ = tangents
-    out = _project_positions(model, q, t, tol, max_iterations)
+    model, q, t, tol, v = primals
+    dmodel, dq, dt = tangents[:3]
+    out = _project_positions(model, q, t, tol, max_iterations, v)
     qs = out[0]
     hol = jnp.asarray(model.holonomic_rows)
     _, dphi = jax.jvp(lambda m, tt: jnp.where(hol, phi(m, qs, tt), 0.0), (model, t), (dmodel, dt))
@@ -245,4 +280,4 @@ def _project_positions_jvp(max_iterations, primals, tangents):
     dqs = qdot(model, qs, dv)
     dC, db = terms_jvp(dmodel, dqs, dt)
     return out, (dqs, np.zeros(out[1].shape, jax.dtypes.float0), dC, db,
-                 jax.tree.map(jnp.zeros_like, out[4]))
+                 jax.tree.map(jnp.zeros_like, out[4]), jax.tree.map(jnp.zeros_like, out[5]))
