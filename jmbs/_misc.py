@@ -34,6 +34,12 @@ class RunOnce:
         return (self.nested if is_traced(args) else self.top)(*args)
 
 
+def filled_cotangents(g, zeros):
+    """A custom VJP's output cotangents `g` with the `None`s (outputs that nothing
+    differentiates) replaced by the matching leaves of `zeros`: a pullback takes arrays."""
+    return jax.tree.map(lambda gi, z: z if gi is None else gi, g, zeros, is_leaf=lambda x: x is None)
+
+
 def staging() -> bool:
     """Whether the caller runs inside a `jax.jit` trace, where even operations on
     concrete values are staged into the program instead of run."""

@@ -21,6 +21,7 @@ from jaxtyping import Array
 
 from .._assembly import group_inputs, phi
 from .._forces.base import LoadInputs
+from .._misc import filled_cotangents
 from .._model import Model
 from .._rank import characteristic_lengths
 
@@ -32,10 +33,13 @@ MIN_STEP = 1e-11
 class FiniteSolver(diffrax.AbstractWrappedSolver):
     """Wraps a diffrax solver: a step that ends off the finite numbers, taken with a
     step of `min_step` or less, stops the run (`RESULTS.nonfinite`). The solver
-    state is `(inner state, (t, q, v) where it stopped)` (`t` NaN while running)."""
+    state is `(inner state, (t, q, v) where it stopped)` (`t` NaN while running).
+    `custom_vjp` (static): the step is differentiated through its own VJP (the
+    gradient's forward pass, `integrate._integrate_stored_stages`)."""
 
     solver: diffrax.AbstractSolver
     min_step: Array
+    custom_vjp: bool = eqx.field(static=True, default=False)
 
     @property
     def term_structure(self):
@@ -63,7 +67,8 @@ class FiniteSolver(diffrax.AbstractWrappedSolver):
         return self.solver.init(terms, t0, t1, y0, args), where
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
-        return _step(self, terms, t0, t1, y0, args, solver_state, made_jump)
+        inputs = (self, terms, t0, t1, y0, args, solver_state, made_jump)
+        return _vjp_step(inputs) if self.custom_vjp else _step(*inputs)
 
     def func(self, terms, t0, y0, args):
         return self.solver.func(terms, t0, y0, args)
@@ -89,6 +94,39 @@ def _step(self: FiniteSolver, terms, t0, t1, y0, args, solver_state, made_jump):
     return y1, y_error, dense_info, (inner, where), result
 
 
+# Reverse mode through the run (`custom_vjp=True`): equinox's checkpointed loop asks for
+# the step's linearization four times (two passes to a fixed point of the perturbed
+# values, one for the symbolic-zero cotangents, one for the backward loop), each with other
+# nonzero tangents, so JAX's cache of linearizations shares none of them. A custom VJP
+# whose forward and backward are jitted is linearized once and transposed once (the
+# spatial pendulum's first gradient: tracing 13.8 -> 10.6 s; docs/benchmarks.md).
+@eqx.filter_custom_vjp
+def _vjp_step(inputs):
+    return _step(*inputs)
+
+
+@eqx.filter_jit
+def _step_and_pullback(inputs):
+    return eqx.filter_vjp(lambda i: _step(*i), inputs)
+
+
+@eqx.filter_jit
+def _pull(pull, g):
+    return pull(g)[0]
+
+
+@_vjp_step.def_fwd
+def _vjp_step_fwd(perturbed, inputs):
+    out, pull = _step_and_pullback(inputs)
+    return out, (pull, jax.tree.map(jnp.zeros_like, eqx.filter(out, eqx.is_inexact_array)))
+
+
+@_vjp_step.def_bwd
+def _vjp_step_bwd(residuals, g, perturbed, inputs):
+    pull, zeros = residuals
+    return _pull(pull, filled_cotangents(g, zeros))
+
+
 def _constant(dense_info, finite):
     """The stopping step's interpolation data made to hold its start (its end is not
     finite): `y1 = y0`, the stages zero (Runge-Kutta interpolants add them to `y0`)."""
@@ -98,8 +136,9 @@ def _constant(dense_info, finite):
     return jax.tree.map(lambda x: jnp.where(finite | jnp.isfinite(x), x, 0.0), dense_info)
 
 
-def wrap(solver: diffrax.AbstractSolver, t0, t1) -> FiniteSolver:
-    return FiniteSolver(solver, MIN_STEP * jnp.abs(jnp.asarray(t1, float) - jnp.asarray(t0, float)))
+def wrap(solver: diffrax.AbstractSolver, t0, t1, custom_vjp: bool = False) -> FiniteSolver:
+    return FiniteSolver(solver, MIN_STEP * jnp.abs(jnp.asarray(t1, float) - jnp.asarray(t0, float)),
+                        custom_vjp)
 
 
 def name_nonfinite(model: Model, t: float, q, v) -> str:

@@ -20,7 +20,7 @@ from .._bodies import mechanism_size
 from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
-from .._misc import RunOnce
+from .._misc import RunOnce, filled_cotangents
 from .._model import Model
 from .._params import ParamVector
 from .._reactions import build_reactions
@@ -103,7 +103,8 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
 # its step (forward + step + stage recomputation + transpose, 3.1x the forward for the
 # Bricard). With `scan_kind="bounded"` the stages' residuals are stored instead (2.4x),
 # but that loop is 15 % slower without differentiation. So the forward run keeps the
-# default loop, and only the gradient's forward pass runs the bounded one.
+# default loop, and only the gradient's forward pass runs the bounded one, its steps
+# differentiated through their own VJP (`health.FiniteSolver.custom_vjp`).
 @eqx.filter_custom_vjp
 def _integrate_stored_stages(args):
     return _integrate(*args)
@@ -113,7 +114,7 @@ def _integrate_stored_stages(args):
 def _integrate_stored_stages_fwd(perturbed, args):
     model, formulation, stabilization, solver, *rest = args
     bounded = (model, formulation, stabilization, dataclasses.replace(solver, scan_kind="bounded"), *rest)
-    out, pull = eqx.filter_vjp(lambda a: _integrate(*a), bounded)
+    out, pull = eqx.filter_vjp(lambda a: _integrate(*a, custom_vjp_steps=True), bounded)
     # Cotangents of the outputs that nothing differentiates come as None; pull wants zeros.
     zeros = jax.tree.map(jnp.zeros_like, eqx.filter(out, eqx.is_inexact_array))
     return out, (pull, zeros)
@@ -122,12 +123,11 @@ def _integrate_stored_stages_fwd(perturbed, args):
 @_integrate_stored_stages.def_bwd
 def _integrate_stored_stages_bwd(residuals, g, perturbed, args):
     pull, zeros = residuals
-    g = jax.tree.map(lambda gi, z: z if gi is None else gi, g, zeros, is_leaf=lambda x: x is None)
-    return pull(g)[0]
+    return pull(filled_cotangents(g, zeros))[0]
 
 
 def _integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
-               q0, v0, initial_tol, max_steps, project_start, final):
+               q0, v0, initial_tol, max_steps, project_start, final, custom_vjp_steps=False):
     far, ok0 = jnp.asarray(False), jnp.asarray(True)
     if project_start:
         hol = jnp.asarray(model.holonomic_rows)
@@ -137,9 +137,9 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
     y0 = (q0, v0) + ((jnp.zeros(()),) if model.force_groups else ())
     backsolve = isinstance(adjoint, diffrax.BacksolveAdjoint)
     saveat = diffrax.SaveAt(t1=True) if final else saveat
+    watched = health.wrap(stabilization.wrap_solver(solver), t0, t1, custom_vjp_steps)
     out = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field), health.wrap(stabilization.wrap_solver(solver), t0, t1), t0,
-        t1, dt0, y0, Args(model, formulation, stabilization),
+        diffrax.ODETerm(vector_field), watched, t0, t1, dt0, y0, Args(model, formulation, stabilization),
         saveat=saveat if backsolve else health.solver_state_saved(saveat),
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=False)
     ts, (qs, vs) = out.ts, out.ys[:2]
