@@ -9,7 +9,8 @@ Run each part in its own process (no persistent compilation cache), a few times:
                                                # first and second printed solvability report
                                                # (generic rank included), reactions at q0,
                                                # assembly from q0 + 1e-3, in that order
-    python benchmarks/bench_latency.py programs [CASE]  # a first simulate's programs
+    python benchmarks/bench_latency.py programs [CASE] [--grad]  # a first simulate's
+                                               # (--grad: first gradient's) programs
                                                # (default the Bricard, 5 s):
                                                # tracing, lowering, XLA seconds of each
     python benchmarks/bench_latency.py builds  # every bundled model's build, each in a new process
@@ -20,6 +21,8 @@ Run each part in its own process (no persistent compilation cache), a few times:
                                                # solve (issue 31)
     python benchmarks/bench_latency.py case-sim NAME   # one case of `ratio` in this process:
     python benchmarks/bench_latency.py case-grad NAME  # its first simulate / first gradient
+    python benchmarks/bench_latency.py linearizations [CASE]  # where the first gradient's
+                                               # tracing goes (default the spatial case)
 
 `ratio`: for the Bricard, the A02 chain (N = 40), Andrews' squeezer and a spatial model
 with force elements, the fresh-process seconds of import + build + first `simulate` (and
@@ -100,6 +103,8 @@ def main(what: str) -> dict:
         return case(sys.argv[2], what == "case-grad")
     elif what == "ops":
         return ops()
+    elif what == "linearizations":
+        return linearizations(sys.argv[2] if len(sys.argv) > 2 else "spatial_forces")
     else:
         raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|host [CASE]|programs|"
                          "builds|ops|ratio [REPS]")
@@ -107,8 +112,8 @@ def main(what: str) -> dict:
 
 
 def programs(name: str = "bricard") -> dict:
-    """Build and first `simulate` of one of the `ratio` cases (default the Bricard, 5 s):
-    per compiled program (JAX's compile log),
+    """Build and first `simulate` (`--grad`: first gradient, as `case-grad`) of one of the
+    `ratio` cases (default the Bricard, 5 s): per compiled program (JAX's compile log),
     the seconds of tracing, lowering to MLIR and XLA compilation. Programs compiled in a
     thread (the saved states') overlap the integration's: their seconds add to the
     table, not to the wall time."""
@@ -131,9 +136,12 @@ def programs(name: str = "bricard") -> dict:
     logging.getLogger("jax").setLevel(logging.WARNING)
     jax.config.update("jax_log_compiles", True)
     out = {"import": T_IMPORT}
-    build, t1, _ = CASES[name]
+    build, t1, param = CASES[name]
     m = timed(out, f"{name}_build", build)
-    timed(out, f"{name}_simulate_{t1:g}s_first", lambda: jmbs.simulate(m, t1).q)
+    if "--grad" in sys.argv:  # the first gradient of `case-grad NAME` instead
+        timed(out, f"{name}_gradient_first", lambda: first_gradient(m, t1, param))
+    else:
+        timed(out, f"{name}_simulate_{t1:g}s_first", lambda: jmbs.simulate(m, t1).q)
     out = {k: round(v, 2) for k, v in out.items()}
     out["programs"] = {name: {k: round(v, 2) for k, v in s.items()}
                        for name, s in sorted(seconds.items(), key=lambda x: -sum(x[1].values()))
@@ -184,15 +192,8 @@ def case(name: str, gradient: bool) -> dict:
     final positions' sum with respect to the case's parameter), from the process start."""
     build, t1, param = CASES[name]
     model = build()
-    if gradient:  # the formulation prepared on the concrete model, the gradient jitted, as
-        # docs/sensitivity.md says (`--eager`: `jax.grad` alone, the figures before 2026-11-27)
-        f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
-
-        def final(p):
-            m = model.with_params({param: p})
-            return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
-        grad = jax.grad(final) if "--eager" in sys.argv else jax.jit(jax.grad(final))
-        jax.block_until_ready(grad(jnp.asarray(model.params()[param], float)))
+    if gradient:
+        first_gradient(model, t1, param)
     else:
         jax.block_until_ready(jmbs.simulate(model, t1).q)
     return {"total": time.perf_counter() - t0, "states": model.nq + model.nv, "t1": t1}
@@ -245,6 +246,70 @@ def ratio(reps: int) -> dict:
         out[name] = row
         print(name, json.dumps(row), file=sys.stderr, flush=True)
     return out
+
+
+def first_gradient(model, t1: float, param: str):
+    """The gradient of the final positions' sum with respect to `param`, through
+    `simulate` to `t1`: the formulation prepared on the concrete model, the gradient
+    jitted, as docs/sensitivity.md says (`--eager`: `jax.grad` alone, the figures before
+    2026-11-27)."""
+    f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
+
+    def final(p):
+        m = model.with_params({param: p})
+        return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
+    grad = jax.grad(final) if "--eager" in sys.argv else jax.jit(jax.grad(final))
+    return jax.block_until_ready(grad(jnp.asarray(model.params()[param], float)))
+
+
+def linearizations(name: str) -> dict:
+    """Trace (not compile) the first gradient of `case-grad NAME` and time JAX's
+    linearizations of the integration step (`_step`) and of the vector field, by the pass
+    that asks for them: equinox's checkpointed loop finds the perturbed values by
+    linearizing the loop's body to a fixed point (`_resolve_perturb_val`), then the
+    symbolic-zero cotangents by a VJP to a fixed point (`_resolve_symbolic_zeros`), then
+    takes the VJP its backward loop runs (`_body_fun`). JAX caches a linearization per
+    jaxpr, set of nonzero tangents and mode (linearize or VJP); a repeat costs nothing.
+    Reads JAX internals (`ad._linearize_jaxpr`): a diagnostic, tied to JAX 0.12."""
+    import traceback
+    from collections import defaultdict
+
+    from jax._src.interpreters import ad
+
+    build, t1, param = CASES[name]
+    model = build()
+    passes = ("_resolve_perturb_val", "_resolve_symbolic_zeros", "_body_fun")
+    seconds: dict = defaultdict(lambda: [0, 0.0])
+    plain = ad._linearize_jaxpr
+
+    def timed_linearize(jaxpr, nonzeros, instantiate, allow_fwds, is_vjp):
+        t = time.perf_counter()
+        out = plain(jaxpr, nonzeros, instantiate, allow_fwds, is_vjp)
+        dt = time.perf_counter() - t
+        fn = jaxpr.debug_info.func_name if jaxpr.debug_info else ""
+        if dt > 0.01 and fn.split(" ")[0] in ("_step", "vector_field"):
+            names = [fr.name for fr in traceback.extract_stack()]
+            by = next((p for p in passes if p in names), "other")
+            row = seconds[f"{fn.split(' ')[0]} / {by} / {'vjp' if is_vjp else 'linearize'}"]
+            row[0] += 1
+            row[1] += dt
+        return out
+
+    f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
+
+    def final(p):
+        m = model.with_params({param: p})
+        return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
+
+    ad._linearize_jaxpr = timed_linearize
+    try:
+        t = time.perf_counter()
+        jax.jit(jax.grad(final)).trace(jnp.asarray(model.params()[param], float))
+        total = time.perf_counter() - t
+    finally:
+        ad._linearize_jaxpr = plain
+    return {"case": name, "trace_s": round(total, 2),
+            "linearizations": {k: {"count": n, "s": round(s, 2)} for k, (n, s) in seconds.items()}}
 
 
 def ops() -> dict:
