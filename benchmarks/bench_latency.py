@@ -248,18 +248,23 @@ def ratio(reps: int) -> dict:
     return out
 
 
-def first_gradient(model, t1: float, param: str):
-    """The gradient of the final positions' sum with respect to `param`, through
-    `simulate` to `t1`: the formulation prepared on the concrete model, the gradient
-    jitted, as docs/sensitivity.md says (`--eager`: `jax.grad` alone, the figures before
-    2026-11-27)."""
+def final_gradient(model, t1: float, param: str):
+    """`(jax.grad of the final positions' sum with respect to param, through simulate to
+    t1; param's value)`, the formulation prepared on the concrete model as
+    docs/sensitivity.md says."""
     f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
 
     def final(p):
         m = model.with_params({param: p})
         return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
-    grad = jax.grad(final) if "--eager" in sys.argv else jax.jit(jax.grad(final))
-    return jax.block_until_ready(grad(jnp.asarray(model.params()[param], float)))
+    return jax.grad(final), jnp.asarray(model.params()[param], float)
+
+
+def first_gradient(model, t1: float, param: str):
+    """`final_gradient`'s first call, jitted (`--eager`: `jax.grad` alone, the figures
+    before 2026-11-27)."""
+    grad, x = final_gradient(model, t1, param)
+    return jax.block_until_ready((grad if "--eager" in sys.argv else jax.jit(grad))(x))
 
 
 def linearizations(name: str) -> dict:
@@ -295,16 +300,11 @@ def linearizations(name: str) -> dict:
             row[1] += dt
         return out
 
-    f = jmbs.default_formulation(model).prepare(model, model.q0, 0.0)
-
-    def final(p):
-        m = model.with_params({param: p})
-        return jnp.sum(jmbs.simulate(m, t1, formulation=f, saveat=[t1]).q[-1])
-
+    grad, x = final_gradient(model, t1, param)
     ad._linearize_jaxpr = timed_linearize
     try:
         t = time.perf_counter()
-        jax.jit(jax.grad(final)).trace(jnp.asarray(model.params()[param], float))
+        jax.jit(grad).trace(x)
         total = time.perf_counter() - t
     finally:
         ad._linearize_jaxpr = plain

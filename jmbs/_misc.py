@@ -34,10 +34,19 @@ class RunOnce:
         return (self.nested if is_traced(args) else self.top)(*args)
 
 
-def filled_cotangents(g, zeros):
+def cotangent_shapes(out):
+    """The shapes of `out`'s differentiable leaves (None elsewhere): what a custom VJP's
+    forward keeps for `filled_cotangents`."""
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                        eqx.filter(out, eqx.is_inexact_array))
+
+
+def filled_cotangents(g, shapes):
     """A custom VJP's output cotangents `g` with the `None`s (outputs that nothing
-    differentiates) replaced by the matching leaves of `zeros`: a pullback takes arrays."""
-    return jax.tree.map(lambda gi, z: z if gi is None else gi, g, zeros, is_leaf=lambda x: x is None)
+    differentiates) replaced by zeros of `shapes` (`cotangent_shapes`): a pullback takes
+    arrays."""
+    return jax.tree.map(lambda gi, s: gi if gi is not None or s is None else jnp.zeros(s.shape, s.dtype),
+                        g, shapes, is_leaf=lambda x: x is None)
 
 
 def staging() -> bool:

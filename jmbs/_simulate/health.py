@@ -21,7 +21,7 @@ from jaxtyping import Array
 
 from .._assembly import group_inputs, phi
 from .._forces.base import LoadInputs
-from .._misc import filled_cotangents
+from .._misc import cotangent_shapes, filled_cotangents
 from .._model import Model
 from .._rank import characteristic_lengths
 
@@ -118,13 +118,13 @@ def _pull(pull, g):
 @_vjp_step.def_fwd
 def _vjp_step_fwd(perturbed, inputs):
     out, pull = _step_and_pullback(inputs)
-    return out, (pull, jax.tree.map(jnp.zeros_like, eqx.filter(out, eqx.is_inexact_array)))
+    return out, (pull, cotangent_shapes(out))
 
 
 @_vjp_step.def_bwd
 def _vjp_step_bwd(residuals, g, perturbed, inputs):
-    pull, zeros = residuals
-    return _pull(pull, filled_cotangents(g, zeros))
+    pull, shapes = residuals
+    return _pull(pull, filled_cotangents(g, shapes))
 
 
 def _constant(dense_info, finite):

@@ -20,7 +20,7 @@ from .._bodies import mechanism_size
 from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
-from .._misc import RunOnce, filled_cotangents
+from .._misc import RunOnce, cotangent_shapes, filled_cotangents
 from .._model import Model
 from .._params import ParamVector
 from .._reactions import build_reactions
@@ -115,15 +115,13 @@ def _integrate_stored_stages_fwd(perturbed, args):
     model, formulation, stabilization, solver, *rest = args
     bounded = (model, formulation, stabilization, dataclasses.replace(solver, scan_kind="bounded"), *rest)
     out, pull = eqx.filter_vjp(lambda a: _integrate(*a, custom_vjp_steps=True), bounded)
-    # Cotangents of the outputs that nothing differentiates come as None; pull wants zeros.
-    zeros = jax.tree.map(jnp.zeros_like, eqx.filter(out, eqx.is_inexact_array))
-    return out, (pull, zeros)
+    return out, (pull, cotangent_shapes(out))
 
 
 @_integrate_stored_stages.def_bwd
 def _integrate_stored_stages_bwd(residuals, g, perturbed, args):
-    pull, zeros = residuals
-    return pull(filled_cotangents(g, zeros))[0]
+    pull, shapes = residuals
+    return pull(filled_cotangents(g, shapes))[0]
 
 
 def _integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
