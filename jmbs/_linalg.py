@@ -449,6 +449,11 @@ def jacobi_svd(F: Float[Array, "n J c"]) -> tuple[Array, Array, Array]:
     return X[:, :, c:].mT, s, X[:, :, :c] / jnp.where(s > 0, s, 1.0)[:, :, None]
 
 
+def closed_form_svd(J: int, c: int) -> bool:
+    """Whether `small_svd` decomposes `J x c` matrices in closed form (else LAPACK)."""
+    return J <= 2 and J <= c
+
+
 def small_svd(F: Float[Array, "n J c"], full_matrices: bool = False) -> tuple[Array, Array, Array]:
     """`jnp.linalg.svd(F, full_matrices)` of a batch of small matrices `(n, J, c)`,
     singular values descending.
@@ -462,7 +467,7 @@ def small_svd(F: Float[Array, "n J c"], full_matrices: bool = False) -> tuple[Ar
     per matrix, which at this size costs far more than its arithmetic (A02 with
     N = 40: 81 two-row matrices, 137 us). Other shapes go to LAPACK."""
     n, J, c = F.shape
-    if J > 2 or J > c or n == 0:
+    if not closed_form_svd(J, c) or n == 0:
         return jnp.linalg.svd(F, full_matrices=full_matrices)
     if J == 1:
         s = jnp.sqrt(jnp.sum(F**2, axis=2))

@@ -53,7 +53,9 @@ from .._misc import as_float
 from .._model import Model
 from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
 from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
-from .._tree.solve import children_factors, flat_handles, leaf_bodies, pad_cols, plan_routes, split_blocks
+from .._tree.routes import children_factors, flat_handles, pad_cols, plan_routes
+from .._tree.schedule import leaf_bodies
+from .._tree.solve import split_blocks
 from .base import AbstractSolvabilityMethod, Decisions
 
 

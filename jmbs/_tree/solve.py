@@ -19,7 +19,8 @@ projection), and passes on `beta_K - F_K V_r S_r^-1 U_r^T (beta_J - g_J)` and
 handles' and, at the leaves, `a_b = M_b^-1 (f_b - C_b^T lam)`.
 
 The factorization (`factor`: SVDs, O(n) for chains and ladders, one batched step per
-height of the tree) depends on `C` and `M` only; `apply` (matrix-vector products) on
+height of the tree, consecutive heights of alike sizes scanned as one: `schedule.py`)
+depends on `C` and `M` only; `apply` (matrix-vector products) on
 the right-hand sides. Derivatives (`solve`'s JVP) reuse the factorization: the tangent
 solves the same system with the tangent right-hand side (implicit differentiation;
 exact for `a` and the unique multipliers).
@@ -33,118 +34,43 @@ import functools
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
 from .._bodies import NV
 from .._linalg import compress_factor, small_svd
-from .plan import Level, Plan
+from .plan import Plan
+from .schedule import Segment, leaf_bodies, schedule
 
 
-@functools.lru_cache(maxsize=64)
-def leaf_bodies(plan: Plan) -> np.ndarray:
-    """The body of each leaf in the leaves' order, in the split (`plan.split`; its
-    `n_bodies` for a ground leaf)."""
-    leaves = sorted((n for n in plan.nodes if n.children is None), key=lambda n: n.index)
-    return np.array([n.body for n in leaves], dtype=np.int64)
+def _read_children(buffer: Array, seg: Segment, up: Array) -> Array:
+    """The `F` of one level of `seg` (`(n, J + B, cols)`): its children's handle rows read
+    from `buffer` (`up`: the level's `(2, n, J + B)` rows), side 0's in the first columns."""
+    return jnp.concatenate([buffer[up[side]][:, :, :w] for side, w in enumerate(seg.widths)], axis=2)
 
 
-class _Routes:
-    """Flat gather indices between heights (host-side, per plan), so that every
-    height reads its children's handles, and its children their multipliers, with
-    one gather instead of a scatter per source:
-
-    - `up[h][side]`: `(heights, idx)`: the heights of the children on that side, and
-      per node and `F` row the position in their handle arrays `(n, B + 1)`
-      concatenated and flattened (the extra row is zero: padding);
-    - `down[h]`: `(heights, idx)`: the heights of the parents of height `h`'s nodes,
-      and per node and handle row the position in their `(n, J + B + 1)` multiplier
-      arrays concatenated and flattened;
-    - `rows`: per row of `C`, its multiplier's position in all heights' multiplier
-      arrays concatenated; `leaf_of_body`: per body, its leaf.
-    """
-
-    def __init__(self, plan: Plan):
-        levels = plan.levels
-        self.up = {}
-        parents: dict[int, list] = {h: [] for h in range(len(levels))}
-        for h, lev in enumerate(levels):
-            sides = []
-            for sources in lev.sources:
-                heights = [src for src, *_ in sources]
-                offsets = np.cumsum([0] + [levels[x].n * (levels[x].B + 1) for x in heights])
-                idx = np.zeros((lev.n, lev.J + lev.B), dtype=np.int64)
-                for (src, sel, child, up, down), off in zip(sources, offsets):
-                    idx[sel] = off + child[:, None] * (levels[src].B + 1) + up
-                    parents[src].append((h, sel, child, down))
-                sides.append((tuple(heights), idx))
-            self.up[h] = tuple(sides)
-        self.down = {}
-        for src, items in parents.items():
-            heights = sorted({h for h, *_ in items})
-            offsets = dict(zip(heights, np.cumsum(
-                [0] + [levels[h].n * (levels[h].J + levels[h].B + 1) for h in heights])))
-            idx = np.zeros((levels[src].n, levels[src].B), dtype=np.int64)
-            for h, sel, child, down in items:
-                idx[child] = offsets[h] + sel[:, None] * (levels[h].J + levels[h].B + 1) + down
-            self.down[src] = (tuple(heights), idx)
-        # Where each row's multiplier is (the node eliminating it, in the flattened
-        # multiplier arrays of all heights), and each body's leaf.
-        offsets = np.cumsum([0] + [lev.n * (lev.J + lev.B + 1) for lev in levels])
-        self.rows = np.zeros(plan.nc, dtype=np.int64)
-        for h, lev in enumerate(levels):
-            width = lev.J + lev.B + 1
-            for i in range(lev.n):
-                for k in range(lev.J):
-                    if lev.rows[i, k] < plan.nc:
-                        self.rows[lev.rows[i, k]] = offsets[h] + i * width + k
-        self.leaf_of_body = np.argsort(leaf_bodies(plan))[:plan.n_bodies]
-
-
-@functools.lru_cache(maxsize=64)
-def plan_routes(plan: Plan) -> _Routes:
-    """The plan's `_Routes` (built once per plan)."""
-    return _Routes(plan)
-
-
-def pad_cols(X, width: int):
-    """`X` (2-D) zero-padded to `width` columns."""
-    return jnp.pad(X, ((0, 0), (0, width - X.shape[1])))
-
-
-def flat_handles(L: Array, lev: Level) -> Array:
-    """A height's handle factors `(n, B, W)` as its children's parents read them:
-    `(n (B + 1), W)`, each node's rows followed by a zero row (padding)."""
-    return jnp.concatenate([L, jnp.zeros((lev.n, 1, lev.W))], axis=1).reshape(lev.n * (lev.B + 1), lev.W)
-
-
-def children_factors(plan: Plan, h: int, handles: dict) -> Array:
-    """`F` of the nodes of height `h > 0`: their children's handle factors (from
-    `flat_handles`, by height), side 0's in the first `col_offset` columns."""
-    lev = plan.levels[h]
-    widths = (lev.col_offset, lev.cols - lev.col_offset)
-    return jnp.concatenate([
-        jnp.concatenate([pad_cols(handles[x], w) for x in heights])[idx]
-        for (heights, idx), w in zip(plan_routes(plan).up[h], widths)], axis=2)
+def _write_rows(buffer: Array, block: Array, at) -> Array:
+    """`buffer` with a level's block (`(n, rows, ...)`, node by node; columns zero-padded
+    to the buffer's) written from row `at`."""
+    block = block.reshape(block.shape[0] * block.shape[1], *block.shape[2:])
+    if buffer.ndim == 2:
+        block = jnp.pad(block, ((0, 0), (0, buffer.shape[1] - block.shape[1])))
+    return jax.lax.dynamic_update_slice(buffer, block, (at,) + (0,) * (buffer.ndim - 1))
 
 
 class Step(eqx.Module):
-    """One height of the factorization, from the SVD `F_J = U S V^T` of every node's
-    connection factor: `P = S_r^-1 U_r^T` (zero rows for the values not kept) and
-    `Q = F_K V_r`, so that `lam_J = P^T (P (beta_J - g_J) - Q^T lam_K)` and the handles'
-    bias passed on is `beta_K - Q P (beta_J - g_J)`."""
+    """One segment of the factorization (`schedule.py`), per level and node, from the SVD
+    `F_J = U S V^T` of every node's connection factor: `P = S_r^-1 U_r^T` (zero rows for
+    the values not kept) and `Q = F_K V_r`, so that `lam_J = P^T (P (beta_J - g_J) -
+    Q^T lam_K)` and the handles' bias passed on is `beta_K - Q P (beta_J - g_J)`."""
 
-    P: Array
-    Q: Array
-
-    def ranks(self) -> Array:
-        """The number of kept singular values per node."""
-        return jnp.sum(jnp.any(self.P != 0, axis=2), axis=1)
+    P: Array  # (L, n, k, J)
+    Q: Array  # (L, n, B, k)
 
 
 class Factor(eqx.Module):
     """The factorization of `[M C^T; C 0]` along the tree: per leaf `S` (`S S^T = M_b^-1`)
-    and `F = C_b S` (every row acting on the body), and one `Step` per height."""
+    and `F = C_b S` (every row acting on the body), and one `Step` for the leaves and
+    one per segment above them."""
 
     S: Array
     F: Array
@@ -178,44 +104,77 @@ def reference(plan: Plan, F0: Array) -> Array:
     return jnp.sqrt(jnp.max(per_row, initial=0.0))
 
 
+def _eliminate(seg: Segment, F: Array, rank, tol) -> tuple[tuple[Array, Array], Array]:
+    """One level's nodes: `(P, Q)` from their connection rows' SVD (the leading `rank`
+    values, or those above `tol`), and their handles' factor passed up (`W` columns)."""
+    FJ, FK = F[:, :seg.J], F[:, seg.J:]
+    n, k = F.shape[0], seg.k
+    if not k:
+        return (jnp.zeros((n, 0, seg.J)), jnp.zeros((n, seg.B, 0))), compress_factor(FK, seg.W)
+    U, s, Vh = small_svd(FJ)
+    keep = (jnp.arange(k)[None, :] < rank[:, None]) if rank is not None else s > tol
+    Vr = Vh.mT * keep[:, None, :]
+    Q = FK @ Vr
+    P = U.mT * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
+    return (P, Q), compress_factor(FK - Q @ Vr.mT, seg.W)
+
+
+def _segment_ranks(seg: Segment, ranks) -> Array | None:
+    """The kept values per level and node of `seg`, zero for padding nodes."""
+    if ranks is None:
+        return None
+    return jnp.stack([jnp.pad(jnp.asarray(ranks[h]), (0, seg.n - len(ranks[h]))) for h in seg.levels])
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> Factor:
     """Factorize along the tree. `vals`: `C`'s moving-body blocks in the plan's order
     (`(P, nv_b)`); `body_mass`: `(n_bodies, nv_b, nv_b)`. Kept singular values per
-    connection: the leading `ranks[h][node]` (a tuple of integer arrays, one per height),
-    or with `ranks=None` those above `rtol` times the largest row norm of `C M^-1/2`."""
+    connection: the leading `ranks[h][node]` (a tuple of integer arrays, one per level
+    of the plan), or with `ranks=None` those above `rtol` times the largest row norm of
+    `C M^-1/2`."""
+    sch = schedule(plan)
     S = _whitening(plan, body_mass)
-    vals_ext = split_blocks(plan, vals)
-    handles, steps, tol = {}, [], None
-    for h, lev in enumerate(plan.levels):
-        if h == 0:
-            F = vals_ext[lev.entries] @ S
-            if ranks is None:
-                tol = rtol * reference(plan, F)
-        else:
-            F = children_factors(plan, h, handles)
-        FJ, FK = F[:, :lev.J], F[:, lev.J:]
-        k = min(lev.J, lev.cols)
-        if k:
-            U, s, Vh = small_svd(FJ)
-            keep = (jnp.arange(k)[None, :] < ranks[h][:, None]) if ranks is not None else s > tol
-            Vr = Vh.mT * keep[:, None, :]
-            Q = FK @ Vr
-            FK = FK - Q @ Vr.mT
-            P = U.mT * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
-        else:
-            P, Q = jnp.zeros((lev.n, 0, lev.J)), jnp.zeros((lev.n, lev.B, 0))
-        handles[h] = flat_handles(compress_factor(FK, lev.W), lev)
-        steps.append(Step(P, Q))
-        if h == 0:
-            F0 = F
+    F0 = split_blocks(plan, vals)[plan.levels[0].entries] @ S
+    tol = None if ranks is not None else rtol * reference(plan, F0)
+    leaf = sch.leaf
+    rank0 = _segment_ranks(leaf, ranks)
+    (P, Q), H = _eliminate(leaf, F0, None if rank0 is None else rank0[0], tol)
+    steps = [Step(P[None], Q[None])]
+    buffer = _write_rows(jnp.zeros((sch.n_handles + 1, sch.width)), H, leaf.handles[0])
+
+    for seg in sch.segments:
+        def level(buffer, x, seg=seg):
+            up, handles, rank = x
+            (P, Q), H = _eliminate(seg, _read_children(buffer, seg, up), rank, tol)
+            return _write_rows(buffer, H, handles), Step(P, Q)
+
+        buffer, step = jax.lax.scan(level, buffer, (seg.up, seg.handles, _segment_ranks(seg, ranks)))
+        steps.append(step)
     return Factor(S, F0, tuple(steps))
+
+
+def _up(seg: Segment, buffer, beta, P, Q, handles, g_rows, g_ext):
+    """One level on the way up: its connections' coefficients, and its handles' biases
+    written to `buffer`."""
+    coef = jnp.einsum("nkj,nj->nk", P, beta[:, :seg.J] - g_ext[g_rows])
+    beta_K = beta[:, seg.J:] - jnp.einsum("nbk,nk->nb", Q, coef)
+    return _write_rows(buffer, beta_K, handles), coef
+
+
+def _down(seg: Segment, buffer, P, Q, coef, down, mults):
+    """One level on the way down: its nodes' multipliers (`(n, J + B)`, connections and
+    handles) from their parents', written to `buffer`."""
+    lam_K = buffer[down]
+    lam_J = jnp.einsum("nkj,nk->nj", P, coef - jnp.einsum("nbk,nb->nk", Q, lam_K))
+    node = jnp.concatenate([lam_J, lam_K], axis=1)
+    return _write_rows(buffer, node, mults), node
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     """`(a, lam)` for the right-hand sides `f` (`(nv,)`, body order) and `g` (`(nc,)`)."""
-    nvb, nb, routes, split = NV[plan.dim], plan.n_bodies, plan_routes(plan), plan.split
+    nvb, nb, sch, split = NV[plan.dim], plan.n_bodies, schedule(plan), plan.split
     f_split = f.reshape(nb, nvb)
     if plan.weld_rank:  # a split hub's load shared by its copies
         f_split = f_split[split.body_of] * split.share[:, None]
@@ -224,31 +183,30 @@ def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     g_ext = jnp.concatenate([g, jnp.zeros(split.nc - plan.nc + 1)])  # the welds: no motion
 
     # Upward: the handles' biases; each connection's multipliers in terms of its handles'.
-    betas, coefs = {}, []
-    for h, (lev, st) in enumerate(zip(plan.levels, fac.steps)):
-        if h == 0:
-            beta = jnp.einsum("nrc,nc->nr", fac.F, a0)
-        else:
-            beta = sum(jnp.concatenate([betas[x] for x in heights])[idx]
-                       for heights, idx in routes.up[h])
-        coef = jnp.einsum("nkj,nj->nk", st.P, beta[:, :lev.J] - g_ext[lev.rows[:, :lev.J]])
-        beta_K = beta[:, lev.J:] - jnp.einsum("nbk,nk->nb", st.Q, coef)
-        betas[h] = jnp.concatenate([beta_K, jnp.zeros((lev.n, 1))], axis=1).ravel()
+    leaf, st = sch.leaf, fac.steps[0]
+    betas, coef = _up(leaf, jnp.zeros(sch.n_handles + 1), jnp.einsum("nrc,nc->nr", fac.F, a0),
+                      st.P[0], st.Q[0], leaf.handles[0], leaf.g_rows[0], g_ext)
+    coefs = [coef[None]]
+    for seg, st in zip(sch.segments, fac.steps[1:]):
+        def level_up(betas, x, seg=seg):
+            up, handles, g_rows, P, Q = x
+            return _up(seg, betas, betas[up[0]] + betas[up[1]], P, Q, handles, g_rows, g_ext)
+
+        betas, coef = jax.lax.scan(level_up, betas, (seg.up, seg.handles, seg.g_rows, st.P, st.Q))
         coefs.append(coef)
 
     # Downward: the connections' multipliers from their handles', then the accelerations.
-    nodes = {}
-    for h in reversed(range(len(plan.levels))):
-        lev, st = plan.levels[h], fac.steps[h]
-        heights, idx = routes.down[h]
-        lam_K = (jnp.concatenate([nodes[x] for x in heights])[idx] if heights
-                 else jnp.zeros((lev.n, lev.B)))
-        lam_J = jnp.einsum("nkj,nk->nj", st.P, coefs[h] - jnp.einsum("nbk,nb->nk", st.Q, lam_K))
-        node = jnp.concatenate([lam_J, lam_K], axis=1)
-        nodes[h] = jnp.concatenate([node, jnp.zeros((lev.n, 1))], axis=1).ravel()
+    lams = jnp.zeros(sch.n_mults + 1)
+    for seg, st, coef in reversed(list(zip(sch.segments, fac.steps[1:], coefs[1:]))):
+        def level_down(lams, x, seg=seg):
+            return _down(seg, lams, *x)[0], None
+
+        lams, _ = jax.lax.scan(level_down, lams, (st.P, st.Q, coef, seg.down, seg.mults),
+                               reverse=True)
+    st = fac.steps[0]
+    lams, node = _down(leaf, lams, st.P[0], st.Q[0], coefs[0][0], leaf.down[0], leaf.mults[0])
     a_leaf = jnp.einsum("nij,nj->ni", fac.S, a0 - jnp.einsum("nrc,nr->nc", fac.F, node))
-    lam = jnp.concatenate([nodes[h] for h in range(len(plan.levels))])[routes.rows]
-    return a_leaf[routes.leaf_of_body].ravel(), lam
+    return a_leaf[sch.leaf_of_body].ravel(), lams[sch.rows]
 
 
 def _blocks_products(plan: Plan, dvals: Array, a: Array, lam: Array):

@@ -1,0 +1,193 @@
+"""Host-side schedule of the solve along the tree (`solve.py`): the plan's levels above
+the leaves run in segments of consecutive levels padded to one shape, each segment one
+scanned step, so that a program holds one copy of a segment's operations instead of
+one per level. A compilation's time follows the number of kernels XLA emits, and a
+tree's levels are alike (a chain's: two connection rows and four handle rows each, on
+fewer nodes at every height); the padding costs arithmetic on a few more small
+matrices, which at these sizes costs less than the kernels' launches.
+
+Levels talk through buffers rather than through each other's arrays: every level's
+handle rows (their factors on the way up, their biases in `apply`) sit in one buffer,
+and every level's multipliers in another, each level's in one block padded like its
+segment; each level reads its children's rows with index arrays and writes its block
+whole. A buffer's last row is zero (the reads of padding) and never written.
+"""
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from .._linalg import closed_form_svd
+from .plan import Plan
+
+# A segment's padded work (the sizes of its nodes' factors) may be at most this times
+# its levels' own, or exceed it by at most `SEGMENT_SLACK` elements (the small levels at
+# the top of a tree join whatever is below them).
+SEGMENT_SPREAD = 2.0
+SEGMENT_SLACK = 4096
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Segment:
+    """Consecutive levels run as one step, padded to `n` nodes of `J` connection and `B`
+    handle rows, `widths` columns of `F` per child side, handle factors of `W` columns.
+    Per level (`L` of them): `handles` and `mults`, where its `n B` handle rows and its
+    `n (J + B)` multipliers start in the buffers (node by node, padded like the
+    segment); index arrays `up` (`(L, 2, n, J + B)`, per side the handle row read for
+    every `F` row), `down` (`(L, n, B)`, the parent's multiplier row of each handle) and
+    `g_rows` (`(L, n, J)`, the row of `C` of each connection row; `split.nc` for
+    padding)."""
+
+    levels: tuple[int, ...]
+    n: int
+    J: int
+    B: int
+    widths: tuple[int, int]
+    W: int
+    up: np.ndarray
+    handles: np.ndarray
+    mults: np.ndarray
+    down: np.ndarray
+    g_rows: np.ndarray
+
+    @property
+    def cols(self) -> int:
+        return sum(self.widths)
+
+    @property
+    def k(self) -> int:
+        """The singular values per node."""
+        return min(self.J, self.cols)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Schedule:
+    """The leaves (`leaf`: level 0, its `widths` `(nv_b, 0)`) and the segments above them;
+    the buffers' sizes (`n_handles`, `n_mults`: the zero row's index) and the handle
+    buffer's columns (`width`); `rows`: per row of `C`, its multiplier's row;
+    `leaf_of_body`: per body, its leaf."""
+
+    leaf: Segment
+    segments: tuple[Segment, ...]
+    n_handles: int
+    n_mults: int
+    width: int
+    rows: np.ndarray
+    leaf_of_body: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def leaf_bodies(plan: Plan) -> np.ndarray:
+    """The body of each leaf in the leaves' order, in the split (`plan.split`; its
+    `n_bodies` for a ground leaf)."""
+    leaves = sorted((n for n in plan.nodes if n.children is None), key=lambda n: n.index)
+    return np.array([n.body for n in leaves], dtype=np.int64)
+
+
+def _shape(levels, hs: list[int], W_of: dict[int, int]) -> tuple:
+    """The padded shape `(n, J, B, widths, W)` of levels `hs` run as one segment; `W_of`:
+    the handle width of every level below them (its segment's)."""
+    if hs == [0]:
+        return levels[0].n, levels[0].J, levels[0].B, (levels[0].cols, 0), levels[0].W
+    lv = [levels[h] for h in hs]
+    n, J, B = max(x.n for x in lv), max(x.J for x in lv), max(x.B for x in lv)
+    # A child in the segment itself passes up at most `B` columns.
+    widths = tuple(max([W_of[s] if s not in hs else B
+                        for x in lv for s, *_ in x.sources[side]], default=0) for side in (0, 1))
+    return n, J, B, widths, min(sum(widths), B)
+
+
+def _admissible(levels, hs: list[int], W_of: dict[int, int]) -> bool:
+    """Whether levels `hs` may run as one segment (`SEGMENT_SPREAD`, `SEGMENT_SLACK`; the
+    closed-form SVD of one or two rows and LAPACK's do not mix)."""
+    n, J, B, widths, _ = _shape(levels, hs, W_of)
+    own = sum(levels[h].n * (levels[h].J + levels[h].B) * levels[h].cols for h in hs)
+    padded = len(hs) * n * (J + B) * sum(widths)
+    same_svd = ({closed_form_svd(levels[h].J, levels[h].cols) for h in hs}
+                == {closed_form_svd(J, sum(widths))})
+    return same_svd and (padded <= SEGMENT_SPREAD * own or padded - own <= SEGMENT_SLACK)
+
+
+def _groups(levels) -> tuple[list[list[int]], list[tuple]]:
+    """The levels in segments (the leaves alone, then consecutive levels greedily) and
+    each segment's padded shape."""
+    groups, W_of = [[0]], {0: levels[0].W}
+    for h in range(1, len(levels)):
+        if len(groups) > 1 and _admissible(levels, groups[-1] + [h], W_of):
+            groups[-1].append(h)
+        else:
+            groups.append([h])
+        W = _shape(levels, groups[-1], W_of)[4]
+        W_of.update({x: W for x in groups[-1]})
+    return groups, [_shape(levels, hs, W_of) for hs in groups]
+
+
+class _Layout:
+    """Where every level's rows sit in the buffers, each level's block padded to its
+    segment's shape, node by node."""
+
+    def __init__(self, levels, groups, shapes):
+        self.levels = levels
+        self.shape = {h: shape for hs, shape in zip(groups, shapes) for h in hs}
+        n = {h: self.shape[h][0] for h in self.shape}
+        self.h_at = np.cumsum([0] + [n[h] * self.shape[h][2] for h in range(len(levels))])
+        self.m_at = np.cumsum([0] + [n[h] * sum(self.shape[h][1:3]) for h in range(len(levels))])
+
+    def padded(self, h: int) -> np.ndarray:
+        """Each of level `h`'s own `F` rows in its segment's: connections, then handles."""
+        lev = self.levels[h]
+        return np.concatenate([np.arange(lev.J), self.shape[h][1] + np.arange(lev.B)])
+
+    def handle(self, h: int, i, b):
+        return self.h_at[h] + i * self.shape[h][2] + b
+
+    def mult(self, h: int, i, k):
+        return self.m_at[h] + i * sum(self.shape[h][1:3]) + self.padded(h)[k]
+
+
+def _segment(plan: Plan, lay: _Layout, hs: list[int], shape: tuple, parent: dict) -> Segment:
+    n, J, B, widths, W = shape
+    levels, L = plan.levels, len(hs)
+    zero_h, zero_m = lay.h_at[-1], lay.m_at[-1]
+    up = np.full((L, 2, n, J + B), zero_h, dtype=np.int64)
+    down = np.full((L, n, B), zero_m, dtype=np.int64)
+    g_rows = np.full((L, n, J), plan.split.nc, dtype=np.int64)
+    for t, h in enumerate(hs):
+        lev = levels[h]
+        g_rows[t, :lev.n, :lev.J] = lev.rows[:, :lev.J]
+        for i in range(lev.n):
+            if (h, i) in parent:
+                hp, ip, rows = parent[h, i]
+                live = np.flatnonzero(rows[:lev.B] < levels[hp].J + levels[hp].B)
+                down[t, i, live] = lay.mult(hp, ip, rows[live])
+        at = lay.padded(h)
+        for side, sources in enumerate(lev.sources):
+            for src, sel, child, rows, _ in sources:
+                Bs = levels[src].B
+                read = np.where(rows < Bs, lay.handle(src, child[:, None], np.minimum(rows, Bs - 1)),
+                                zero_h)
+                up[t, side, sel[:, None], at[None, :]] = read
+    return Segment(tuple(hs), n, J, B, widths, W, up, lay.h_at[hs], lay.m_at[hs], down, g_rows)
+
+
+@functools.lru_cache(maxsize=64)
+def schedule(plan: Plan) -> Schedule:
+    """The plan's `Schedule` (built once per plan)."""
+    levels = plan.levels
+    groups, shapes = _groups(levels)
+    lay = _Layout(levels, groups, shapes)
+    # Each node's parent: (level, node, the parent's F row of each of its handles).
+    parent = {(src, int(child[j])): (h, int(sel[j]), down[j])
+              for h, lev in enumerate(levels) for sources in lev.sources
+              for src, sel, child, _, down in sources for j in range(len(sel))}
+    segments = tuple(_segment(plan, lay, hs, shape, parent) for hs, shape in zip(groups, shapes))
+    rows = np.zeros(plan.nc, dtype=np.int64)
+    for h, lev in enumerate(levels):
+        for i in range(lev.n):
+            for k in range(lev.J):
+                if lev.rows[i, k] < plan.nc:
+                    rows[lev.rows[i, k]] = lay.mult(h, i, k)
+    width = max(max(s.W, *s.widths) for s in segments)
+    return Schedule(segments[0], segments[1:], int(lay.h_at[-1]), int(lay.m_at[-1]), width, rows,
+                    np.argsort(leaf_bodies(plan))[:plan.n_bodies])
