@@ -23,6 +23,10 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py case-grad NAME  # its first simulate / first gradient
     python benchmarks/bench_latency.py linearizations [CASE]  # where the first gradient's
                                                # tracing goes (default the spatial case)
+    python benchmarks/bench_latency.py tree [CASE] [BATCH]  # one dynamics evaluation with
+                                               # the tree's solve (default the A02 chain)
+                                               # and BATCH (256) of them vmapped:
+                                               # compile and run seconds
 
 `ratio`: for the Bricard, the A02 chain (N = 40), Andrews' squeezer and a spatial model
 with force elements, the fresh-process seconds of import + build + first `simulate` (and
@@ -105,10 +109,46 @@ def main(what: str) -> dict:
         return ops()
     elif what == "linearizations":
         return linearizations(sys.argv[2] if len(sys.argv) > 2 else "spatial_forces")
+    elif what == "tree":
+        return tree(sys.argv[2] if len(sys.argv) > 2 else "a02_n40",
+                    int(sys.argv[3]) if len(sys.argv) > 3 else 256)
     else:
         raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|host [CASE]|programs|"
                          "builds|ops|ratio [REPS]")
     return {k: round(v, 2) for k, v in out.items()}
+
+
+def tree(name: str, batch: int, reps: int = 7) -> dict:
+    """The accelerations at the case's reference configuration with
+    `jmbs.DivideAndConquer` (prepared there; `jmbs.reactions`, jitted), one state and
+    `batch` states vmapped (random consistent velocities): the seconds to compile each
+    and the median of `reps` timed calls of 20 runs each. Run it with another commit's
+    library first on the path (`PYTHONPATH=<its worktree>`) to compare the two."""
+    import statistics
+
+    import numpy as np
+
+    m = CASES[name][0]()
+    prepared = jmbs.DivideAndConquer().prepare(m, m.q0, 0.0)
+    rng = np.random.default_rng(0)
+    vs = jnp.stack([jmbs.consistent_velocity(m, m.q0, rng.normal(size=m.nv), 0.0)
+                    for _ in range(batch)])
+    one = lambda v: jmbs.reactions(m, m.q0, v, 0.0, prepared).v_dot  # noqa: E731
+    out = {"library": jmbs.__file__}
+    for label, f, arg in (("one", one, vs[0]), (f"batch_{batch}", jax.vmap(one), vs)):
+        t = time.perf_counter()
+        compiled = jax.jit(f).lower(arg).compile()
+        out[f"{label}_compile_s"] = time.perf_counter() - t
+        jax.block_until_ready(compiled(arg))
+        runs = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            for _ in range(20):
+                res = compiled(arg)
+            jax.block_until_ready(res)
+            runs.append((time.perf_counter() - t) / 20)
+        out[f"{label}_run_ms"] = 1e3 * statistics.median(runs)
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
 
 def programs(name: str = "bricard") -> dict:

@@ -30,8 +30,9 @@ def _state(model, seed=0):
     random_mechanism(5, dim=3, n_bodies=7, n_loops=2, n_drivers=1, scale=1000.0),
     examples.crank_ladder(10, 4),  # a planar hub: the coupler split into welded copies
     examples.plates_on_legs((9, 8), 2),  # two spatial hubs hinged together, both split
+    examples.n_four_bar(10),  # a chain: its heights run as one padded segment
 ], ids=["bricard", "spatial_parallelogram", "parallelogram", "random_planar", "random_spatial_mm",
-        "hub_planar", "hubs_spatial"])
+        "hub_planar", "hubs_spatial", "a02_chain"])
 def test_accelerations_and_unique_reactions_equal_the_dense_formulation(model):
     """The tree's accelerations, decisions and unique multipliers are the dense
     formulation's (on hubs too, where each copy of a hub carries its share of the hub's

@@ -3,14 +3,17 @@ the leaves run in segments of consecutive levels padded to one shape, each segme
 scanned step, so that a program holds one copy of a segment's operations instead of
 one per level. A compilation's time follows the number of kernels XLA emits, and a
 tree's levels are alike (a chain's: two connection rows and four handle rows each, on
-fewer nodes at every height); the padding costs arithmetic on a few more small
-matrices, which at these sizes costs less than the kernels' launches.
+fewer nodes at every height). The price is paid at run time: the padded nodes' arithmetic
+and the loop's bookkeeping (the A02 chain, N = 40: a factorization and solve 0.8-0.9
+against 1.5-1.6 s to compile, 10-30 % longer to run, 30 % for 256 at once;
+docs/benchmarks.md). `SEGMENT_SLACK` bounds the padding.
 
 Levels talk through buffers rather than through each other's arrays: every level's
-handle rows (their factors on the way up, their biases in `apply`) sit in one buffer,
-and every level's multipliers in another, each level's in one block padded like its
-segment; each level reads its children's rows with index arrays and writes its block
-whole. A buffer's last row is zero (the reads of padding) and never written.
+handle rows' biases (in `apply`) and its multipliers sit in one buffer each, and its
+handle factors in its segment's (of the segment's width), every level's in one block
+padded like its segment; each level reads its children's rows with index arrays and
+writes its block whole. A buffer's last row is zero (the reads of padding) and never
+written.
 """
 
 import dataclasses
@@ -21,11 +24,11 @@ import numpy as np
 from .._linalg import closed_form_svd
 from .plan import Plan
 
-# A segment's padded work (the sizes of its nodes' factors) may be at most this times
-# its levels' own, or exceed it by at most `SEGMENT_SLACK` elements (the small levels at
-# the top of a tree join whatever is below them).
-SEGMENT_SPREAD = 2.0
-SEGMENT_SLACK = 4096
+# A segment's padded work (flops of its nodes' eliminations, as `plan_flops` counts them)
+# may exceed its levels' own by at most this: only small levels, where a kernel's launch
+# costs more than its arithmetic, run padded together (a chain's or a ladder's); large
+# nodes (a grid's separators, where the factorization's time is) keep their own sizes.
+SEGMENT_SLACK = 25_000
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -34,10 +37,14 @@ class Segment:
     handle rows, `widths` columns of `F` per child side, handle factors of `W` columns.
     Per level (`L` of them): `handles` and `mults`, where its `n B` handle rows and its
     `n (J + B)` multipliers start in the buffers (node by node, padded like the
-    segment); index arrays `up` (`(L, 2, n, J + B)`, per side the handle row read for
-    every `F` row), `down` (`(L, n, B)`, the parent's multiplier row of each handle) and
-    `g_rows` (`(L, n, J)`, the row of `C` of each connection row; `split.nc` for
-    padding)."""
+    segment), and `at`, where its handle rows start in the segment's own; index arrays
+    `up` (`(L, 2, n, J + B)`, per side the handle row read for every `F` row), `down`
+    (`(L, n, B)`, the parent's multiplier row of each handle) and `g_rows` (`(L, n, J)`,
+    the row of `C` of each connection row; `split.nc` for padding). The factors read
+    from below: from the segments `ext` (their handle factors stacked, a zero row last)
+    at `ext_rows`, and from the segment's own at `own_rows` (`(L, 2, n, J + B)` each,
+    the zero row where the other holds the row); `own`: per side, whether it reads its
+    own segment at all; `n_rows`: the segment's handle rows."""
 
     levels: tuple[int, ...]
     n: int
@@ -50,6 +57,12 @@ class Segment:
     mults: np.ndarray
     down: np.ndarray
     g_rows: np.ndarray
+    at: np.ndarray
+    n_rows: int
+    ext: tuple[int, ...]
+    ext_rows: np.ndarray
+    own_rows: np.ndarray
+    own: tuple[bool, bool]
 
     @property
     def cols(self) -> int:
@@ -64,15 +77,14 @@ class Segment:
 @dataclasses.dataclass(frozen=True, eq=False)
 class Schedule:
     """The leaves (`leaf`: level 0, its `widths` `(nv_b, 0)`) and the segments above them;
-    the buffers' sizes (`n_handles`, `n_mults`: the zero row's index) and the handle
-    buffer's columns (`width`); `rows`: per row of `C`, its multiplier's row;
+    the buffers' sizes (`n_handles`, `n_mults`: the zero entry's index);
+    `rows`: per row of `C`, its multiplier's row;
     `leaf_of_body`: per body, its leaf."""
 
     leaf: Segment
     segments: tuple[Segment, ...]
     n_handles: int
     n_mults: int
-    width: int
     rows: np.ndarray
     leaf_of_body: np.ndarray
 
@@ -98,15 +110,22 @@ def _shape(levels, hs: list[int], W_of: dict[int, int]) -> tuple:
     return n, J, B, widths, min(sum(widths), B)
 
 
+def _flops(n: int, J: int, B: int, cols: int) -> int:
+    """The work of `n` nodes' elimination (`plan_flops`'s count per node)."""
+    k = min(J, cols)
+    return n * cols * (J * k + 2 * B * k + B * min(B, cols))
+
+
 def _admissible(levels, hs: list[int], W_of: dict[int, int]) -> bool:
-    """Whether levels `hs` may run as one segment (`SEGMENT_SPREAD`, `SEGMENT_SLACK`; the
-    closed-form SVD of one or two rows and LAPACK's do not mix)."""
+    """Whether levels `hs` may run as one segment: padded, their work at most
+    `SEGMENT_SLACK` more than their own (the closed-form SVD of one or two rows and
+    LAPACK's do not mix)."""
     n, J, B, widths, _ = _shape(levels, hs, W_of)
-    own = sum(levels[h].n * (levels[h].J + levels[h].B) * levels[h].cols for h in hs)
-    padded = len(hs) * n * (J + B) * sum(widths)
+    own = sum(_flops(levels[h].n, levels[h].J, levels[h].B, levels[h].cols) for h in hs)
+    padded = len(hs) * _flops(n, J, B, sum(widths))
     same_svd = ({closed_form_svd(levels[h].J, levels[h].cols) for h in hs}
                 == {closed_form_svd(J, sum(widths))})
-    return same_svd and (padded <= SEGMENT_SPREAD * own or padded - own <= SEGMENT_SLACK)
+    return same_svd and padded - own <= SEGMENT_SLACK
 
 
 def _groups(levels) -> tuple[list[list[int]], list[tuple]]:
@@ -132,6 +151,10 @@ class _Layout:
         self.shape = {h: shape for hs, shape in zip(groups, shapes) for h in hs}
         n = {h: self.shape[h][0] for h in self.shape}
         self.h_at = np.cumsum([0] + [n[h] * self.shape[h][2] for h in range(len(levels))])
+        # Per handle row (the zero row last, -1): its segment. A segment's rows are one range.
+        self.segment_of = np.concatenate([np.full(n[h] * self.shape[h][2], s)
+                                          for s, hs in enumerate(groups) for h in hs] + [[-1]])
+        self.first = [int(self.h_at[hs[0]]) for hs in groups]
         self.m_at = np.cumsum([0] + [n[h] * sum(self.shape[h][1:3]) for h in range(len(levels))])
 
     def padded(self, h: int) -> np.ndarray:
@@ -146,7 +169,21 @@ class _Layout:
         return self.m_at[h] + i * sum(self.shape[h][1:3]) + self.padded(h)[k]
 
 
-def _segment(plan: Plan, lay: _Layout, hs: list[int], shape: tuple, parent: dict) -> Segment:
+def _sources(lay: _Layout, s: int, up: np.ndarray, sizes: list[int]):
+    """Where segment `s` reads the handle rows `up` (global rows): `(ext, ext_rows,
+    own_rows, own)` of `Segment`."""
+    of = lay.segment_of[up]
+    ext = tuple(sorted({int(x) for x in np.unique(of) if x >= 0 and x != s}))
+    start = dict(zip(ext, np.cumsum([0] + [sizes[x] for x in ext])))
+    base = np.array([start.get(x, 0) - lay.first[x] for x in range(len(sizes))] + [0])
+    outside = (of >= 0) & (of != s)
+    ext_rows = np.where(outside, base[of] + up, sum(sizes[x] for x in ext))
+    own_rows = np.where(of == s, up - lay.first[s], sizes[s])
+    return ext, ext_rows, own_rows, tuple(bool(np.any(of[:, side] == s)) for side in (0, 1))
+
+
+def _segment(plan: Plan, lay: _Layout, s: int, hs: list[int], shape: tuple, parent: dict,
+             sizes: list[int]) -> Segment:
     n, J, B, widths, W = shape
     levels, L = plan.levels, len(hs)
     zero_h, zero_m = lay.h_at[-1], lay.m_at[-1]
@@ -168,7 +205,8 @@ def _segment(plan: Plan, lay: _Layout, hs: list[int], shape: tuple, parent: dict
                 read = np.where(rows < Bs, lay.handle(src, child[:, None], np.minimum(rows, Bs - 1)),
                                 zero_h)
                 up[t, side, sel[:, None], at[None, :]] = read
-    return Segment(tuple(hs), n, J, B, widths, W, up, lay.h_at[hs], lay.m_at[hs], down, g_rows)
+    return Segment(tuple(hs), n, J, B, widths, W, up, lay.h_at[hs], lay.m_at[hs], down, g_rows,
+                   lay.h_at[hs] - lay.first[s], sizes[s], *_sources(lay, s, up, sizes))
 
 
 @functools.lru_cache(maxsize=64)
@@ -181,13 +219,14 @@ def schedule(plan: Plan) -> Schedule:
     parent = {(src, int(child[j])): (h, int(sel[j]), down[j])
               for h, lev in enumerate(levels) for sources in lev.sources
               for src, sel, child, _, down in sources for j in range(len(sel))}
-    segments = tuple(_segment(plan, lay, hs, shape, parent) for hs, shape in zip(groups, shapes))
+    sizes = [int(lay.h_at[hs[-1] + 1] - lay.h_at[hs[0]]) for hs in groups]
+    segments = tuple(_segment(plan, lay, s, hs, shape, parent, sizes)
+                     for s, (hs, shape) in enumerate(zip(groups, shapes)))
     rows = np.zeros(plan.nc, dtype=np.int64)
     for h, lev in enumerate(levels):
         for i in range(lev.n):
             for k in range(lev.J):
                 if lev.rows[i, k] < plan.nc:
                     rows[lev.rows[i, k]] = lay.mult(h, i, k)
-    width = max(max(s.W, *s.widths) for s in segments)
-    return Schedule(segments[0], segments[1:], int(lay.h_at[-1]), int(lay.m_at[-1]), width, rows,
+    return Schedule(segments[0], segments[1:], int(lay.h_at[-1]), int(lay.m_at[-1]), rows,
                     np.argsort(leaf_bodies(plan))[:plan.n_bodies])

@@ -42,19 +42,16 @@ from .plan import Plan
 from .schedule import Segment, leaf_bodies, schedule
 
 
-def _read_children(buffer: Array, seg: Segment, up: Array) -> Array:
-    """The `F` of one level of `seg` (`(n, J + B, cols)`): its children's handle rows read
-    from `buffer` (`up`: the level's `(2, n, J + B)` rows), side 0's in the first columns."""
-    return jnp.concatenate([buffer[up[side]][:, :, :w] for side, w in enumerate(seg.widths)], axis=2)
-
-
-def _write_rows(buffer: Array, block: Array, at) -> Array:
-    """`buffer` with a level's block (`(n, rows, ...)`, node by node; columns zero-padded
-    to the buffer's) written from row `at`."""
+def _write(buffer: Array, block: Array, at) -> Array:
+    """`buffer` (1-D, or 2-D of the block's width) with a level's block (`(n, rows, ...)`)
+    written whole from row `at`."""
     block = block.reshape(block.shape[0] * block.shape[1], *block.shape[2:])
-    if buffer.ndim == 2:
-        block = jnp.pad(block, ((0, 0), (0, buffer.shape[1] - block.shape[1])))
     return jax.lax.dynamic_update_slice(buffer, block, (at,) + (0,) * (buffer.ndim - 1))
+
+
+def _pad_cols(X: Array, width: int) -> Array:
+    """`X` zero-padded to `width` columns (its last axis)."""
+    return jnp.pad(X, [(0, 0)] * (X.ndim - 1) + [(0, width - X.shape[-1])])
 
 
 class Step(eqx.Module):
@@ -141,15 +138,25 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     rank0 = _segment_ranks(leaf, ranks)
     (P, Q), H = _eliminate(leaf, F0, None if rank0 is None else rank0[0], tol)
     steps = [Step(P[None], Q[None])]
-    buffer = _write_rows(jnp.zeros((sch.n_handles + 1, sch.width)), H, leaf.handles[0])
+    handles = [H.reshape(-1, H.shape[2])]  # per segment, its handle rows' factors
 
     for seg in sch.segments:
-        def level(buffer, x, seg=seg):
-            up, handles, rank = x
-            (P, Q), H = _eliminate(seg, _read_children(buffer, seg, up), rank, tol)
-            return _write_rows(buffer, H, handles), Step(P, Q)
+        wide = max(seg.widths)
+        below = jnp.concatenate([_pad_cols(handles[x], wide) for x in seg.ext]
+                                + [jnp.zeros((1, wide))])
 
-        buffer, step = jax.lax.scan(level, buffer, (seg.up, seg.handles, _segment_ranks(seg, ranks)))
+        def level(own, x, seg=seg, below=below):
+            ext_rows, own_rows, at, rank = x
+            F = jnp.concatenate([
+                below[ext_rows[side]][:, :, :w]
+                + (_pad_cols(own[own_rows[side]], w) if seg.own[side] else 0.0)
+                for side, w in enumerate(seg.widths)], axis=2)
+            (P, Q), H = _eliminate(seg, F, rank, tol)
+            return _write(own, H, at), Step(P, Q)
+
+        own, step = jax.lax.scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
+                                 (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
+        handles.append(own[:-1])
         steps.append(step)
     return Factor(S, F0, tuple(steps))
 
@@ -159,7 +166,7 @@ def _up(seg: Segment, buffer, beta, P, Q, handles, g_rows, g_ext):
     written to `buffer`."""
     coef = jnp.einsum("nkj,nj->nk", P, beta[:, :seg.J] - g_ext[g_rows])
     beta_K = beta[:, seg.J:] - jnp.einsum("nbk,nk->nb", Q, coef)
-    return _write_rows(buffer, beta_K, handles), coef
+    return _write(buffer, beta_K, handles), coef
 
 
 def _down(seg: Segment, buffer, P, Q, coef, down, mults):
@@ -168,7 +175,7 @@ def _down(seg: Segment, buffer, P, Q, coef, down, mults):
     lam_K = buffer[down]
     lam_J = jnp.einsum("nkj,nk->nj", P, coef - jnp.einsum("nbk,nb->nk", Q, lam_K))
     node = jnp.concatenate([lam_J, lam_K], axis=1)
-    return _write_rows(buffer, node, mults), node
+    return _write(buffer, node, mults), node
 
 
 @functools.partial(jax.jit, static_argnums=0)
