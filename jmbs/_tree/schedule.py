@@ -8,12 +8,12 @@ and the loop's bookkeeping (the A02 chain, N = 40: a factorization and solve 0.8
 against 1.5-1.6 s to compile, 10-30 % longer to run, 30 % for 256 at once;
 docs/benchmarks.md). `SEGMENT_SLACK` bounds the padding.
 
-Levels talk through buffers rather than through each other's arrays: every level's
-handle rows' biases (in `apply`) and its multipliers sit in one buffer each, and its
-handle factors in its segment's (of the segment's width), every level's in one block
-padded like its segment; each level reads its children's rows with index arrays and
-writes its block whole. A buffer's last row is zero (the reads of padding) and never
-written.
+Levels talk through buffers rather than through each other's arrays: each segment's
+handle rows (their factors, of the segment's width, or their biases in `apply`) and
+multipliers sit in buffers of its own, every level's in one block padded like its
+segment; each level reads its children's (its parents') rows with index arrays from its
+own buffers and from the other segments' stacked, and writes its block whole. A
+buffer's last row is zero (the reads of padding) and never written.
 """
 
 import dataclasses
@@ -35,16 +35,16 @@ SEGMENT_SLACK = 25_000
 class Segment:
     """Consecutive levels run as one step, padded to `n` nodes of `J` connection and `B`
     handle rows, `widths` columns of `F` per child side, handle factors of `W` columns.
-    Per level (`L` of them): `handles` and `mults`, where its `n B` handle rows and its
-    `n (J + B)` multipliers start in the buffers (node by node, padded like the
-    segment), and `at`, where its handle rows start in the segment's own; index arrays
-    `up` (`(L, 2, n, J + B)`, per side the handle row read for every `F` row), `down`
-    (`(L, n, B)`, the parent's multiplier row of each handle) and `g_rows` (`(L, n, J)`,
-    the row of `C` of each connection row; `split.nc` for padding). The factors read
-    from below: from the segments `ext` (their handle factors stacked, a zero row last)
-    at `ext_rows`, and from the segment's own at `own_rows` (`(L, 2, n, J + B)` each,
-    the zero row where the other holds the row); `own`: per side, whether it reads its
-    own segment at all; `n_rows`: the segment's handle rows."""
+    Every segment keeps its nodes' handle rows (`n_rows` of them: factors, or biases in
+    `apply`) and multipliers (`n_mults`) in buffers of its own, a zero row last; per
+    level (`L` of them) `at` and `m_at` say where its block starts (node by node, padded
+    like the segment). A level reads its children's handle rows from the segments `ext`
+    (their buffers stacked in order, a zero row last) at `ext_rows` and from its own at
+    `own_rows` (`(L, 2, n, J + B)` each: per side, every `F` row; the zero row where the
+    other holds it; `own`: per side, whether any is its own), and its handles'
+    multipliers from its parents, in the segments `above` at `above_rows` and in its own
+    at `own_down` (`(L, n, B)` each; `own_m`: whether any). `g_rows` (`(L, n, J)`): the
+    row of `C` of each connection row (`split.nc` for padding)."""
 
     levels: tuple[int, ...]
     n: int
@@ -52,10 +52,6 @@ class Segment:
     B: int
     widths: tuple[int, int]
     W: int
-    up: np.ndarray
-    handles: np.ndarray
-    mults: np.ndarray
-    down: np.ndarray
     g_rows: np.ndarray
     at: np.ndarray
     n_rows: int
@@ -63,6 +59,12 @@ class Segment:
     ext_rows: np.ndarray
     own_rows: np.ndarray
     own: tuple[bool, bool]
+    m_at: np.ndarray
+    n_mults: int
+    above: tuple[int, ...]
+    above_rows: np.ndarray
+    own_down: np.ndarray
+    own_m: bool
 
     @property
     def cols(self) -> int:
@@ -77,14 +79,11 @@ class Segment:
 @dataclasses.dataclass(frozen=True, eq=False)
 class Schedule:
     """The leaves (`leaf`: level 0, its `widths` `(nv_b, 0)`) and the segments above them;
-    the buffers' sizes (`n_handles`, `n_mults`: the zero entry's index);
-    `rows`: per row of `C`, its multiplier's row;
+    `rows`: per row of `C`, its multiplier's row in all segments' multipliers stacked;
     `leaf_of_body`: per body, its leaf."""
 
     leaf: Segment
     segments: tuple[Segment, ...]
-    n_handles: int
-    n_mults: int
     rows: np.ndarray
     leaf_of_body: np.ndarray
 
@@ -151,11 +150,15 @@ class _Layout:
         self.shape = {h: shape for hs, shape in zip(groups, shapes) for h in hs}
         n = {h: self.shape[h][0] for h in self.shape}
         self.h_at = np.cumsum([0] + [n[h] * self.shape[h][2] for h in range(len(levels))])
-        # Per handle row (the zero row last, -1): its segment. A segment's rows are one range.
-        self.segment_of = np.concatenate([np.full(n[h] * self.shape[h][2], s)
-                                          for s, hs in enumerate(groups) for h in hs] + [[-1]])
-        self.first = [int(self.h_at[hs[0]]) for hs in groups]
         self.m_at = np.cumsum([0] + [n[h] * sum(self.shape[h][1:3]) for h in range(len(levels))])
+        # Per handle row and per multiplier (the zero row last: -1), its segment; a
+        # segment's rows are one range: its first and its number of rows.
+        self.space = {}
+        for name, at in (("h", self.h_at), ("m", self.m_at)):
+            of = np.concatenate([np.full(at[h + 1] - at[h], s)
+                                 for s, hs in enumerate(groups) for h in hs] + [[-1]])
+            self.space[name] = (of, [int(at[hs[0]]) for hs in groups],
+                                [int(at[hs[-1] + 1] - at[hs[0]]) for hs in groups])
 
     def padded(self, h: int) -> np.ndarray:
         """Each of level `h`'s own `F` rows in its segment's: connections, then handles."""
@@ -169,21 +172,21 @@ class _Layout:
         return self.m_at[h] + i * sum(self.shape[h][1:3]) + self.padded(h)[k]
 
 
-def _sources(lay: _Layout, s: int, up: np.ndarray, sizes: list[int]):
-    """Where segment `s` reads the handle rows `up` (global rows): `(ext, ext_rows,
-    own_rows, own)` of `Segment`."""
-    of = lay.segment_of[up]
+def _sources(lay: _Layout, space: str, s: int, idx: np.ndarray):
+    """Where segment `s` reads the rows `idx` (global rows of the handles, `space="h"`, or
+    the multipliers, `"m"`): `(segments, their rows, own rows, whether any is own)`, the
+    other segments' stacked in order with a zero row last, the segment's own with its
+    zero row last (see `Segment`)."""
+    segment_of, first, sizes = lay.space[space]
+    of = segment_of[idx]
     ext = tuple(sorted({int(x) for x in np.unique(of) if x >= 0 and x != s}))
     start = dict(zip(ext, np.cumsum([0] + [sizes[x] for x in ext])))
-    base = np.array([start.get(x, 0) - lay.first[x] for x in range(len(sizes))] + [0])
-    outside = (of >= 0) & (of != s)
-    ext_rows = np.where(outside, base[of] + up, sum(sizes[x] for x in ext))
-    own_rows = np.where(of == s, up - lay.first[s], sizes[s])
-    return ext, ext_rows, own_rows, tuple(bool(np.any(of[:, side] == s)) for side in (0, 1))
+    base = np.array([start.get(x, 0) - first[x] for x in range(len(sizes))] + [0])
+    ext_rows = np.where((of >= 0) & (of != s), base[of] + idx, sum(sizes[x] for x in ext))
+    return ext, ext_rows, np.where(of == s, idx - first[s], sizes[s]), of == s
 
 
-def _segment(plan: Plan, lay: _Layout, s: int, hs: list[int], shape: tuple, parent: dict,
-             sizes: list[int]) -> Segment:
+def _segment(plan: Plan, lay: _Layout, s: int, hs: list[int], shape: tuple, parent: dict) -> Segment:
     n, J, B, widths, W = shape
     levels, L = plan.levels, len(hs)
     zero_h, zero_m = lay.h_at[-1], lay.m_at[-1]
@@ -205,8 +208,13 @@ def _segment(plan: Plan, lay: _Layout, s: int, hs: list[int], shape: tuple, pare
                 read = np.where(rows < Bs, lay.handle(src, child[:, None], np.minimum(rows, Bs - 1)),
                                 zero_h)
                 up[t, side, sel[:, None], at[None, :]] = read
-    return Segment(tuple(hs), n, J, B, widths, W, up, lay.h_at[hs], lay.m_at[hs], down, g_rows,
-                   lay.h_at[hs] - lay.first[s], sizes[s], *_sources(lay, s, up, sizes))
+    ext, ext_rows, own_rows, own = _sources(lay, "h", s, up)
+    above, above_rows, own_down, own_m = _sources(lay, "m", s, down)
+    (_, h_first, h_sizes), (_, m_first, m_sizes) = lay.space["h"], lay.space["m"]
+    return Segment(tuple(hs), n, J, B, widths, W, g_rows, lay.h_at[hs] - h_first[s], h_sizes[s],
+                   ext, ext_rows, own_rows, tuple(bool(own[:, side].any()) for side in (0, 1)),
+                   lay.m_at[hs] - m_first[s], m_sizes[s], above, above_rows, own_down,
+                   bool(own_m.any()))
 
 
 @functools.lru_cache(maxsize=64)
@@ -219,8 +227,7 @@ def schedule(plan: Plan) -> Schedule:
     parent = {(src, int(child[j])): (h, int(sel[j]), down[j])
               for h, lev in enumerate(levels) for sources in lev.sources
               for src, sel, child, _, down in sources for j in range(len(sel))}
-    sizes = [int(lay.h_at[hs[-1] + 1] - lay.h_at[hs[0]]) for hs in groups]
-    segments = tuple(_segment(plan, lay, s, hs, shape, parent, sizes)
+    segments = tuple(_segment(plan, lay, s, hs, shape, parent)
                      for s, (hs, shape) in enumerate(zip(groups, shapes)))
     rows = np.zeros(plan.nc, dtype=np.int64)
     for h, lev in enumerate(levels):
@@ -228,5 +235,5 @@ def schedule(plan: Plan) -> Schedule:
             for k in range(lev.J):
                 if lev.rows[i, k] < plan.nc:
                     rows[lev.rows[i, k]] = lay.mult(h, i, k)
-    return Schedule(segments[0], segments[1:], int(lay.h_at[-1]), int(lay.m_at[-1]), rows,
+    return Schedule(segments[0], segments[1:], rows,
                     np.argsort(leaf_bodies(plan))[:plan.n_bodies])

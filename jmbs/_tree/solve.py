@@ -161,21 +161,27 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     return Factor(S, F0, tuple(steps))
 
 
-def _up(seg: Segment, buffer, beta, P, Q, handles, g_rows, g_ext):
+def _stacked(parts: list, ids) -> Array:
+    """The 1-D buffers `parts[i]` for `i` in `ids`, stacked, a zero last."""
+    return jnp.concatenate([parts[i] for i in ids] + [jnp.zeros(1)])
+
+
+def _up(seg: Segment, own, beta, P, Q, at, g_rows, g_ext):
     """One level on the way up: its connections' coefficients, and its handles' biases
-    written to `buffer`."""
+    written to its segment's buffer `own`."""
     coef = jnp.einsum("nkj,nj->nk", P, beta[:, :seg.J] - g_ext[g_rows])
     beta_K = beta[:, seg.J:] - jnp.einsum("nbk,nk->nb", Q, coef)
-    return _write(buffer, beta_K, handles), coef
+    return _write(own, beta_K, at), coef
 
 
-def _down(seg: Segment, buffer, P, Q, coef, down, mults):
+def _down(seg: Segment, own, above, P, Q, coef, above_rows, own_down, m_at):
     """One level on the way down: its nodes' multipliers (`(n, J + B)`, connections and
-    handles) from their parents', written to `buffer`."""
-    lam_K = buffer[down]
+    handles) from their parents' (in `above`, the other segments', and `own`), written
+    to its segment's buffer `own`."""
+    lam_K = above[above_rows] + (own[own_down] if seg.own_m else 0.0)
     lam_J = jnp.einsum("nkj,nk->nj", P, coef - jnp.einsum("nbk,nb->nk", Q, lam_K))
     node = jnp.concatenate([lam_J, lam_K], axis=1)
-    return _write(buffer, node, mults), node
+    return _write(own, node, m_at), node
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -188,32 +194,43 @@ def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
     f_leaf = jnp.concatenate([f_split, jnp.zeros((1, nvb))])[leaf_bodies(plan)]
     a0 = jnp.einsum("nij,ni->nj", fac.S, f_leaf)  # S^T f
     g_ext = jnp.concatenate([g, jnp.zeros(split.nc - plan.nc + 1)])  # the welds: no motion
+    segments = (sch.leaf, *sch.segments)
 
     # Upward: the handles' biases; each connection's multipliers in terms of its handles'.
     leaf, st = sch.leaf, fac.steps[0]
-    betas, coef = _up(leaf, jnp.zeros(sch.n_handles + 1), jnp.einsum("nrc,nc->nr", fac.F, a0),
-                      st.P[0], st.Q[0], leaf.handles[0], leaf.g_rows[0], g_ext)
-    coefs = [coef[None]]
+    own, coef = _up(leaf, jnp.zeros(leaf.n_rows + 1), jnp.einsum("nrc,nc->nr", fac.F, a0),
+                    st.P[0], st.Q[0], leaf.at[0], leaf.g_rows[0], g_ext)
+    betas, coefs = [own[:-1]], [coef[None]]
     for seg, st in zip(sch.segments, fac.steps[1:]):
-        def level_up(betas, x, seg=seg):
-            up, handles, g_rows, P, Q = x
-            return _up(seg, betas, betas[up[0]] + betas[up[1]], P, Q, handles, g_rows, g_ext)
+        def level_up(own, x, seg=seg, below=_stacked(betas, seg.ext)):
+            ext_rows, own_rows, at, g_rows, P, Q = x
+            beta = sum(below[ext_rows[side]] + (own[own_rows[side]] if seg.own[side] else 0.0)
+                       for side in (0, 1))
+            return _up(seg, own, beta, P, Q, at, g_rows, g_ext)
 
-        betas, coef = jax.lax.scan(level_up, betas, (seg.up, seg.handles, seg.g_rows, st.P, st.Q))
+        own, coef = jax.lax.scan(level_up, jnp.zeros(seg.n_rows + 1),
+                                 (seg.ext_rows, seg.own_rows, seg.at, seg.g_rows, st.P, st.Q))
+        betas.append(own[:-1])
         coefs.append(coef)
 
     # Downward: the connections' multipliers from their handles', then the accelerations.
-    lams = jnp.zeros(sch.n_mults + 1)
-    for seg, st, coef in reversed(list(zip(sch.segments, fac.steps[1:], coefs[1:]))):
-        def level_down(lams, x, seg=seg):
-            return _down(seg, lams, *x)[0], None
+    lams = [None] * len(segments)
+    for s in reversed(range(1, len(segments))):
+        seg, st = segments[s], fac.steps[s]
 
-        lams, _ = jax.lax.scan(level_down, lams, (st.P, st.Q, coef, seg.down, seg.mults),
-                               reverse=True)
+        def level_down(own, x, seg=seg, above=_stacked(lams, seg.above)):
+            return _down(seg, own, above, *x)[0], None
+
+        own, _ = jax.lax.scan(level_down, jnp.zeros(seg.n_mults + 1),
+                              (st.P, st.Q, coefs[s], seg.above_rows, seg.own_down, seg.m_at),
+                              reverse=True)
+        lams[s] = own[:-1]
     st = fac.steps[0]
-    lams, node = _down(leaf, lams, st.P[0], st.Q[0], coefs[0][0], leaf.down[0], leaf.mults[0])
+    own, node = _down(leaf, jnp.zeros(leaf.n_mults + 1), _stacked(lams, leaf.above), st.P[0],
+                      st.Q[0], coefs[0][0], leaf.above_rows[0], leaf.own_down[0], leaf.m_at[0])
+    lams[0] = own[:-1]
     a_leaf = jnp.einsum("nij,nj->ni", fac.S, a0 - jnp.einsum("nrc,nr->nc", fac.F, node))
-    return a_leaf[sch.leaf_of_body].ravel(), lams[sch.rows]
+    return a_leaf[sch.leaf_of_body].ravel(), jnp.concatenate(lams)[sch.rows]
 
 
 def _blocks_products(plan: Plan, dvals: Array, a: Array, lam: Array):
