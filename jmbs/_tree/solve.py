@@ -49,6 +49,15 @@ def _write(buffer: Array, block: Array, at) -> Array:
     return jax.lax.dynamic_update_slice(buffer, block, (at,) + (0,) * (buffer.ndim - 1))
 
 
+def _scan(f, init, xs, reverse: bool = False):
+    """`jax.lax.scan` over a segment's levels; for one level, its body called directly
+    (no loop for XLA to compile and run)."""
+    if jax.tree.leaves(xs)[0].shape[0] == 1:
+        carry, y = f(init, jax.tree.map(lambda x: x[0], xs))
+        return carry, jax.tree.map(lambda x: x[None], y)
+    return jax.lax.scan(f, init, xs, reverse=reverse)
+
+
 def _pad_cols(X: Array, width: int) -> Array:
     """`X` zero-padded to `width` columns (its last axis)."""
     return jnp.pad(X, [(0, 0)] * (X.ndim - 1) + [(0, width - X.shape[-1])])
@@ -154,7 +163,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
             (P, Q), H = _eliminate(seg, F, rank, tol)
             return _write(own, H, at), Step(P, Q)
 
-        own, step = jax.lax.scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
+        own, step = _scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
                                  (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
         handles.append(own[:-1])
         steps.append(step)
@@ -208,7 +217,7 @@ def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
                        for side in (0, 1))
             return _up(seg, own, beta, P, Q, at, g_rows, g_ext)
 
-        own, coef = jax.lax.scan(level_up, jnp.zeros(seg.n_rows + 1),
+        own, coef = _scan(level_up, jnp.zeros(seg.n_rows + 1),
                                  (seg.ext_rows, seg.own_rows, seg.at, seg.g_rows, st.P, st.Q))
         betas.append(own[:-1])
         coefs.append(coef)
@@ -221,7 +230,7 @@ def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
         def level_down(own, x, seg=seg, above=_stacked(lams, seg.above)):
             return _down(seg, own, above, *x)[0], None
 
-        own, _ = jax.lax.scan(level_down, jnp.zeros(seg.n_mults + 1),
+        own, _ = _scan(level_down, jnp.zeros(seg.n_mults + 1),
                               (st.P, st.Q, coefs[s], seg.above_rows, seg.own_down, seg.m_at),
                               reverse=True)
         lams[s] = own[:-1]
