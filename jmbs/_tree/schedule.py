@@ -4,9 +4,10 @@ scanned step, so that a program holds one copy of a segment's operations instead
 one per level. A compilation's time follows the number of kernels XLA emits, and a
 tree's levels are alike (a chain's: two connection rows and four handle rows each, on
 fewer nodes at every height). The price is paid at run time: the padded nodes' arithmetic
-and the loop's bookkeeping (the A02 chain, N = 40: a factorization and solve 0.8-0.9
-against 1.5-1.6 s to compile, 10-30 % longer to run, 30 % for 256 at once;
-docs/benchmarks.md). `SEGMENT_SLACK` bounds the padding.
+and the loop's bookkeeping (the A02 chain, N = 40: one dynamics evaluation 1.3-1.4
+against 1.9-2.0 s to compile, 0.23-0.25 against 0.19-0.20 ms to run, 256 of them vmapped
+4.4-4.6 against 2.2-2.4 ms; docs/benchmarks.md, "Tree heights in scanned segments").
+`SEGMENT_SLACK` bounds the padding; a segment of one height runs as no loop at all.
 
 Levels talk through buffers rather than through each other's arrays: each segment's
 handle rows (their factors, of the segment's width, or their biases in `apply`) and
