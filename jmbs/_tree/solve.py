@@ -164,7 +164,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
             return _write(own, H, at), Step(P, Q)
 
         own, step = _scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
-                                 (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
+                          (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
         handles.append(own[:-1])
         steps.append(step)
     return Factor(S, F0, tuple(steps))
@@ -218,7 +218,7 @@ def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
             return _up(seg, own, beta, P, Q, at, g_rows, g_ext)
 
         own, coef = _scan(level_up, jnp.zeros(seg.n_rows + 1),
-                                 (seg.ext_rows, seg.own_rows, seg.at, seg.g_rows, st.P, st.Q))
+                          (seg.ext_rows, seg.own_rows, seg.at, seg.g_rows, st.P, st.Q))
         betas.append(own[:-1])
         coefs.append(coef)
 
@@ -231,8 +231,7 @@ def apply(plan: Plan, fac: Factor, f: Array, g: Array) -> tuple[Array, Array]:
             return _down(seg, own, above, *x)[0], None
 
         own, _ = _scan(level_down, jnp.zeros(seg.n_mults + 1),
-                              (st.P, st.Q, coefs[s], seg.above_rows, seg.own_down, seg.m_at),
-                              reverse=True)
+                       (st.P, st.Q, coefs[s], seg.above_rows, seg.own_down, seg.m_at), reverse=True)
         lams[s] = own[:-1]
     st = fac.steps[0]
     own, node = _down(leaf, jnp.zeros(leaf.n_mults + 1), _stacked(lams, leaf.above), st.P[0],
