@@ -362,14 +362,18 @@ def make_plan(model: Model, tree=None) -> Plan:
 TREE_FLOP_COST = 20.0
 
 
+def node_flops(J: int, B: int, cols: int) -> int:
+    """Estimated flops of one node's elimination, `J` connection and `B` handle rows of
+    `cols` columns: the SVD of its connection rows, the update of its handle rows and
+    their compression."""
+    k = min(J, cols)
+    return cols * (J * k + 2 * B * k + B * min(B, cols))
+
+
 def plan_flops(plan: Plan) -> float:
-    """Estimated flops of one factorization along the tree: per level, the padded SVD of
-    each node's connection rows, the update of its handle rows and their compression."""
-    total = 0.0
-    for lev in plan.levels:
-        k = min(lev.J, lev.cols)
-        total += lev.n * lev.cols * (lev.J * k + 2 * lev.B * k + lev.B * min(lev.B, lev.cols))
-    return total
+    """Estimated flops of one factorization along the tree (every level's nodes padded
+    to its largest)."""
+    return float(sum(lev.n * node_flops(lev.J, lev.B, lev.cols) for lev in plan.levels))
 
 
 def tree_pays(model: Model) -> bool:

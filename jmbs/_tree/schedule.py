@@ -23,7 +23,7 @@ import functools
 import numpy as np
 
 from .._linalg import closed_form_svd
-from .plan import Plan
+from .plan import Plan, node_flops
 
 # A segment's padded work (flops of its nodes' eliminations, as `plan_flops` counts them)
 # may exceed its levels' own by at most this: only small levels, where a kernel's launch
@@ -110,19 +110,13 @@ def _shape(levels, hs: list[int], W_of: dict[int, int]) -> tuple:
     return n, J, B, widths, min(sum(widths), B)
 
 
-def _flops(n: int, J: int, B: int, cols: int) -> int:
-    """The work of `n` nodes' elimination (`plan_flops`'s count per node)."""
-    k = min(J, cols)
-    return n * cols * (J * k + 2 * B * k + B * min(B, cols))
-
-
 def _admissible(levels, hs: list[int], W_of: dict[int, int]) -> bool:
     """Whether levels `hs` may run as one segment: padded, their work at most
     `SEGMENT_SLACK` more than their own (the closed-form SVD of one or two rows and
     LAPACK's do not mix)."""
     n, J, B, widths, _ = _shape(levels, hs, W_of)
-    own = sum(_flops(levels[h].n, levels[h].J, levels[h].B, levels[h].cols) for h in hs)
-    padded = len(hs) * _flops(n, J, B, sum(widths))
+    own = sum(levels[h].n * node_flops(levels[h].J, levels[h].B, levels[h].cols) for h in hs)
+    padded = len(hs) * n * node_flops(J, B, sum(widths))
     same_svd = ({closed_form_svd(levels[h].J, levels[h].cols) for h in hs}
                 == {closed_form_svd(J, sum(widths))})
     return same_svd and padded - own <= SEGMENT_SLACK

@@ -144,8 +144,7 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     F0 = split_blocks(plan, vals)[plan.levels[0].entries] @ S
     tol = None if ranks is not None else rtol * reference(plan, F0)
     leaf = sch.leaf
-    rank0 = _segment_ranks(leaf, ranks)
-    (P, Q), H = _eliminate(leaf, F0, None if rank0 is None else rank0[0], tol)
+    (P, Q), H = _eliminate(leaf, F0, None if ranks is None else jnp.asarray(ranks[0]), tol)
     steps = [Step(P[None], Q[None])]
     handles = [H.reshape(-1, H.shape[2])]  # per segment, its handle rows' factors
 
