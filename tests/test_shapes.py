@@ -63,6 +63,29 @@ def test_a_set_of_joints_on_several_copies_of_a_hub_is_decided_on_the_hub():
     assert not np.any(np.asarray(jmbs.solvability(model).decisions.unique)[crank_joints])
 
 
+@pytest.mark.parametrize("make", [lambda: examples.crank_ladder(30, 5), examples.plates_on_legs],
+                         ids=["30 cranks", "two plates"])
+def test_sets_across_a_split_hub_are_decided_as_the_dense_method_decides_them(make):
+    """Random unions of unique elements (the chain's joints) and their complements (the
+    rest of the mechanism: every copy of the hubs, and the patterns born in their
+    subtrees reach several copies) are unique, by the dense null-space method; the DCA
+    sums a set's wrenches on a hub's copies in common bases and agrees (it had 10 of
+    these 20 not unique, criteria 6.5 and 9.2, summing copies' wrenches leaf by leaf in
+    bases that differ between subtrees); sets of crank or leg joints alone are not."""
+    model = make()
+    rng = np.random.default_rng(0)
+    S = np.asarray(jmbs.element_sets(model))
+    unique = np.asarray(jmbs.solvability(model, method="nullspace").decisions.unique)
+    picks = [(rng.random(len(S)) < p) & unique for p in (0.2, 0.5, 0.8) * 3] + [unique]
+    legs = np.array([name[0] in "OBTP" for name in model.element_names])
+    sets = np.stack([S[pick].any(axis=0) for pick in picks]
+                    + [S[~pick].any(axis=0) for pick in picks] + [S[legs][:3].any(axis=0)])
+    dca, dense = (jmbs.solvability_decisions(model, model.q0, method=m, sets=sets)
+                  for m in ("dca", "nullspace"))
+    np.testing.assert_array_equal(np.asarray(dense.unique), [True] * 20 + [False])
+    np.testing.assert_array_equal(np.asarray(dca.unique), np.asarray(dense.unique))
+
+
 @pytest.mark.parametrize("make", [
     lambda: examples.bar_grid(3, 4), lambda: examples.bar_grid(6, 6),
     lambda: examples.random_mechanism(3, 2, n_bodies=40, n_loops=6, n_drivers=0)],

@@ -35,6 +35,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array
 
 from .._assembly import constraint_blocks
 from .._bodies import NV
@@ -54,7 +55,6 @@ from .._model import Model
 from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
 from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
 from .._tree.routes import children_factors, flat_handles, pad_cols, plan_routes
-from .._tree.schedule import leaf_bodies
 from .._tree.solve import split_blocks
 from .base import AbstractSolvabilityMethod, Decisions
 
@@ -170,8 +170,8 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None, jacobi:
     if jacobi is None:
         jacobi = jax.default_backend() != "cpu"
     passes = _upward(plan, vals, rtol * ref, jacobi)
-    comp, leaf_F, leaf_Y = _downward(plan, passes)
-    crit = _criteria(plan, leaf_F, leaf_Y, sets)
+    comp, leaf_F, leaf_Y, maps = _downward(plan, passes, sets is not None and _hub_sums(plan))
+    crit = _criteria(plan, leaf_F, leaf_Y, sets, maps)
     s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
     # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of
     # them; the hubs' welds add `weld_rank` values (the largest dropped from the record).
@@ -208,20 +208,22 @@ def _upward(plan: Plan, vals, tol, jacobi: bool):
     return passes
 
 
-def _downward(plan: Plan, passes):
+def _downward(plan: Plan, passes, with_maps: bool = False):
     """Back-substitution: the patterns reaching each node's handles, as a factor `X`
     (only `X X^T` matters), gathered from the parents' `Y`; at each connection those
     inherited, solved through `G^+`, and those born there (`null(G)`). Returns the
-    components' criteria `(nc,)` and the leaves' `F` and `Y`."""
+    components' criteria `(nc,)`, the leaves' `F` and `Y`, and (`with_maps`) per height
+    the maps `Q` from each node's basis to its parent's (`_compress`; else None)."""
     routes = plan_routes(plan)
-    ys, norms = {}, {}
+    ys, norms, maps = {}, {}, {}
     for h in reversed(range(len(plan.levels))):
         lev = plan.levels[h]
         F, U, s, keep, Vr = passes[h]
         heights, idx = routes.down[h]
         if heights:
             w = max(ys[x].shape[1] for x in heights)
-            X = compress_factor(jnp.concatenate([pad_cols(ys[x], w) for x in heights])[idx], lev.B)
+            X = jnp.concatenate([pad_cols(ys[x], w) for x in heights])[idx]
+            X, maps[h] = _compress(X, lev.B) if with_maps else (compress_factor(X, lev.B), None)
         else:
             X = jnp.zeros((lev.n, lev.B, lev.B))
         k = s.shape[1]
@@ -239,30 +241,106 @@ def _downward(plan: Plan, passes):
         if h == 0:
             leaf_F, leaf_Y = F, Y
     comp = jnp.concatenate([norms[h] for h in range(len(plan.levels))])[routes.rows]
-    return comp, leaf_F, leaf_Y
+    return comp, leaf_F, leaf_Y, maps if with_maps else None
 
 
-def _criteria(plan: Plan, leaf_F, leaf_Y, sets):
+def _compress(X: Array, width: int) -> tuple[Array, Array]:
+    """`compress_factor(X, width)` and the map `Q` (`(n, w, width)`, orthonormal
+    columns) with `X = compress_factor(X, width) Q^T`: a node's patterns in its own
+    basis, `Q^T` taking them back to its parent's (the patterns' columns there)."""
+    n, _, w = X.shape
+    if w > width > 0:
+        Q, R = jnp.linalg.qr(X.mT)
+        return R.mT, Q
+    eye = jnp.broadcast_to(jnp.eye(w, width), (n, w, width))
+    return jnp.pad(X, ((0, 0), (0, 0), (0, max(width - w, 0))))[:, :, :width], eye
+
+
+def _criteria(plan: Plan, leaf_F, leaf_Y, sets, maps):
     """The wrench of the patterns on each body, at the body's leaf (whose F rows are all
     the rows acting on it): `||C_X,b^T N_X||` summed over bodies, per element
-    (`sets=None`) or per given set. A split hub's wrench is its copies' summed (a set's
-    rows may act on several copies, whose welds balance each other's share)."""
-    if sets is None:  # an element acts on one copy of a hub
+    (`sets=None`: an element acts on one copy of a hub, its wrench there is basis-free)
+    or per given set, whose rows may act on several copies of a split hub: their
+    wrenches are summed in common bases (`_hub_wrenches`), not leaf by leaf."""
+    if sets is None:
         F0 = jnp.concatenate([leaf_F, jnp.zeros((leaf_F.shape[0], 1, leaf_F.shape[2]))], axis=1)
         Y0 = jnp.concatenate([leaf_Y, jnp.zeros((leaf_Y.shape[0], 1, leaf_Y.shape[2]))], axis=1)
         Fp = F0[plan.pair_leaf[:, None], plan.pair_slots]
         Yp = Y0[plan.pair_leaf[:, None], plan.pair_slots]
         per_pair = jnp.sum(jnp.einsum("prc,prw->pcw", Fp, Yp) ** 2, axis=(1, 2))
-        crit2 = jax.ops.segment_sum(per_pair, plan.pair_element, num_segments=plan.n_elements)
-    else:
-        sets = jnp.asarray(sets)  # rows of C; the welds' and the padding's belong to none
-        ext = jnp.pad(sets, ((0, 0), (0, plan.split.nc - plan.nc + 1)))
-        rows0 = plan.levels[0].rows
-        body = np.append(plan.split.body_of, plan.n_bodies)[leaf_bodies(plan)]  # per leaf
+        return jnp.sqrt(jax.ops.segment_sum(per_pair, plan.pair_element,
+                                            num_segments=plan.n_elements))
+    sets = jnp.asarray(sets)  # rows of C; the welds' and the padding's belong to none
+    ext = jnp.pad(sets, ((0, 0), (0, plan.split.nc - plan.nc + 1)))
+    rows0 = plan.levels[0].rows
+    hubs = _hub_sums(plan)
+    alone = np.ones(plan.levels[0].n, bool)
+    if hubs:
+        alone[hubs[0][0]] = False
 
-        def crit2_of(mask):
-            wrench = jnp.einsum("br,brc,brw->bcw", mask[rows0].astype(leaf_F.dtype), leaf_F, leaf_Y)
-            return jnp.sum(jax.ops.segment_sum(wrench, body, num_segments=plan.n_bodies + 1) ** 2)
+    def crit2_of(mask):
+        wrench = jnp.einsum("br,brc,brw->bcw", mask[rows0].astype(leaf_F.dtype), leaf_F, leaf_Y)
+        crit2 = jnp.sum(wrench[alone] ** 2)
+        return crit2 + (_hub_wrenches(plan, hubs, maps, wrench) if hubs else 0.0)
 
-        crit2 = jax.lax.map(crit2_of, ext)
-    return jnp.sqrt(crit2)
+    return jnp.sqrt(jax.lax.map(crit2_of, ext))
+
+
+@functools.lru_cache(maxsize=64)
+def _hub_sums(plan: Plan):
+    """Where the split hubs' wrenches are summed (host-side, per plan): per height, the
+    `(node, hub)` pairs on the paths from a hub's copies (leaves) to the root, as
+    `(nodes, is_root, inputs)`, `inputs` per lower height `(child pairs, pair here)`
+    positions. None without split hubs."""
+    levels = plan.levels
+    leaves = sorted((n for n in plan.nodes if n.children is None), key=lambda n: n.index)
+    body_of = np.append(plan.split.body_of, plan.n_bodies)
+    copies: dict[int, list] = {}
+    for leaf in leaves:
+        copies.setdefault(int(body_of[leaf.body]), []).append(leaf)
+    pairs = [dict() for _ in levels]  # per height: (node index, hub) -> position
+    inputs = [dict() for _ in levels]  # per height: lower height -> [(child pos, pos)]
+
+    def pos(node, hub):
+        return pairs[node.level].setdefault((node.index, hub), len(pairs[node.level]))
+
+    for hub, leaves_of in copies.items():
+        if len(leaves_of) < 2:
+            continue
+        for node in leaves_of:
+            pos(node, hub)
+            while node.parent is not None:
+                parent, known = node.parent, (node.parent.index, hub) in pairs[node.parent.level]
+                inputs[parent.level].setdefault(node.level, []).append((pos(node, hub), pos(parent, hub)))
+                if known:
+                    break
+                node = parent
+    if not pairs[0]:
+        return None
+    parent_of = {(n.level, n.index): n.parent for n in plan.nodes}
+    return tuple((np.array([i for i, _ in p], dtype=np.int64),
+                  np.array([parent_of[h, i] is None for i, _ in p]),
+                  tuple((x, *map(np.array, zip(*io))) for x, io in sorted(inputs[h].items())))
+                 for h, p in enumerate(pairs))
+
+
+def _hub_wrenches(plan: Plan, hubs, maps, wrench) -> Array:
+    """The split hubs' squared wrenches: per height, each `(node, hub)` pair's sum of its
+    children's, taken to the node's basis (`Q^T`, `_compress`); the patterns born at a
+    node reach only its subtree, so their columns are complete there and counted; a
+    root's remaining columns too."""
+    total, acc = 0.0, {}
+    for h, (nodes, is_root, inputs) in enumerate(hubs):
+        lev = plan.levels[h]
+        if h == 0:
+            a = wrench[nodes]
+        else:
+            a = jnp.zeros((len(nodes), wrench.shape[1], lev.B + lev.J))
+            for x, child, here in inputs:
+                up = jnp.einsum("tcb,twb->tcw", acc[x][child][:, :, :plan.levels[x].B],
+                                maps[x][hubs[x][0][child]])
+                a = a.at[here].add(up[:, :, :lev.B + lev.J])
+        acc[h] = a
+        if len(nodes):
+            total = total + jnp.sum(a[:, :, lev.B:] ** 2) + jnp.sum(a[is_root, :, :lev.B] ** 2)
+    return total

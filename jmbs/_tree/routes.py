@@ -4,10 +4,10 @@ each height reads its children's handles and its parents' patterns from their ow
 arrays. (The solve, `solve.py`, runs heights in scanned segments instead:
 `schedule.py`.)
 
-The analysis's pass down carries the patterns in each node's own basis, and a set's
-criterion sums a split hub's copies' wrenches column by column: which nodes re-factor
-(`compress_factor`) what they read from their parents is part of its result, so the
-widths here are the heights' own.
+The analysis's pass down carries the patterns in each node's own basis (what a node
+reads from its parents is re-factored to its width, `compress_factor`); a set's wrenches
+on a split hub's copies are summed through the maps between those bases, so its result
+does not depend on where that happens (`dca._hub_wrenches`).
 """
 
 import functools
