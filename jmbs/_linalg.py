@@ -22,6 +22,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.ad_checkpoint import checkpoint_name
 from jaxtyping import Array, ArrayLike, Float, Int
 
 from ._rotations import cross
@@ -158,6 +159,17 @@ def inverse3(J: Float[Array, "3 3"]) -> Float[Array, "3 3"]:
     return adj / jnp.dot(J[0], adj[:, 0])
 
 
+# The name (`jax.ad_checkpoint.checkpoint_name`) of the factorizations that a gradient's
+# backward pass keeps: it recomputes the rest of the vector field rather than storing
+# every intermediate of every stage (`integrate.vector_field_for_gradient`).
+FACTORIZATION = "jmbs.factorization"
+
+
+def kept(x):
+    """`x` (arrays, or a tuple of them), named a factorization the backward pass keeps."""
+    return checkpoint_name(x, FACTORIZATION)
+
+
 def top_mask(n: int, rank: int | None) -> np.ndarray:
     """`(n,)` mask of the `rank` leading positions (all when `rank` is None)."""
     return np.arange(n) < (n if rank is None else rank)
@@ -165,7 +177,7 @@ def top_mask(n: int, rank: int | None) -> np.ndarray:
 
 def _eig_pinv(A: Array, rtol, rank: int | None):
     """`(U, inverse eigenvalues, kept)` of the symmetric positive semidefinite `A`."""
-    w, U = jnp.linalg.eigh(A)  # ascending
+    w, U = kept(jnp.linalg.eigh(A))  # ascending
     if rank is None:
         keep = w > rtol * jnp.max(jnp.abs(w), initial=0.0)
     else:

@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
+from .._linalg import kept
 from .._misc import as_float
 from .._model import Model
 from .._terms import DenseTerms
@@ -44,7 +45,8 @@ class AugmentedLagrangian(AbstractFormulation[RankState]):
         d = 1.0 / jnp.where(n > 0, n, 1.0)
         Cn, gamma = C * d[:, None], terms.gamma * d
         alpha = self.penalty * jnp.max(jnp.diagonal(M))
-        factor = jsl.cho_factor(M + alpha * Cn.T @ Cn)
+        c, lower = jsl.cho_factor(M + alpha * Cn.T @ Cn)
+        factor = (kept(c), lower)
 
         def update(_, lam):
             v_dot = jsl.cho_solve(factor, F - Cn.T @ lam + alpha * Cn.T @ gamma)

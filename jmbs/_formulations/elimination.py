@@ -8,7 +8,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from jaxtyping import Array
 
-from .._linalg import DEPENDENCY_TOL, RANK_RTOL, numerical_rank
+from .._linalg import DEPENDENCY_TOL, RANK_RTOL, kept, numerical_rank
 from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank, equilibrated_matrix
@@ -108,7 +108,8 @@ class Elimination(AbstractFormulation[EliminationState]):
         Ck = C[rows]
         # Schur complement of the regular leading matrix [M Ck^T; Ck 0].
         S = Ck @ Minv @ Ck.T
-        lam_k = jsl.cho_solve(jsl.cho_factor(S), Ck @ (Minv @ F) - gamma[rows])
+        c, lower = jsl.cho_factor(S)
+        lam_k = jsl.cho_solve((kept(c), lower), Ck @ (Minv @ F) - gamma[rows])
         v_dot = Minv @ (F - Ck.T @ lam_k)
         return v_dot, jnp.zeros(C.shape[0]).at[rows].set(lam_k)
 

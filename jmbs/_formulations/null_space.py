@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from jaxtyping import Array
 
-from .._linalg import RANK_RTOL, solve_masked, top_mask
+from .._linalg import RANK_RTOL, kept, solve_masked, top_mask
 from .._misc import as_float
 from .._model import Model
 from .._rank import constraint_rank
@@ -84,7 +84,7 @@ class _SVD(eqx.Module):
     def __init__(self, C: Array, rank: int):
         nc, nv = C.shape
         k = min(nc, nv)
-        self.U, s, Vt = jnp.linalg.svd(C, full_matrices=True)
+        self.U, s, Vt = kept(jnp.linalg.svd(C, full_matrices=True))
         self.V = Vt.T
         self.rng = jnp.zeros(nv, bool).at[:k].set(jnp.asarray(top_mask(k, rank)))
         self.s_inv = jnp.where(self.rng[:k], 1.0 / jnp.where(self.rng[:k], s[:k], 1.0), 0.0)
@@ -126,7 +126,7 @@ def _solve(basis: str, rank: int, M: Array, F: Array, C: Array, gamma: Array):
     if basis == "svd":
         return _svd_solve(_SVD(C, rank), M, F, gamma)
     if basis == "qr":
-        Q, R, P = jsl.qr(C.T, pivoting=True)  # C^T[:, P] = Q R
+        Q, R, P = kept(jsl.qr(C.T, pivoting=True))  # C^T[:, P] = Q R
         rng = jnp.asarray(top_mask(k, rank))
         # C v = Gamma: R^T Q^T v = Gamma[P]; on the kept (leading) pivots.
         w = solve_masked(R[:k, :k].T, gamma[P][:k], rng)
@@ -172,6 +172,6 @@ def _solve_jvp(basis, rank, primals, tangents):
 
 def _min_norm_multipliers(C: Array, g: Array, rank: int) -> Array:
     """Minimum-norm `lambda` with `C^T lambda = g` on the leading `rank` singular values."""
-    U, s, Vt = jnp.linalg.svd(C, full_matrices=False)
+    U, s, Vt = kept(jnp.linalg.svd(C, full_matrices=False))
     keep = jnp.asarray(top_mask(s.shape[0], rank)) & (s > 0)
     return U @ (jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0) * (Vt @ g))

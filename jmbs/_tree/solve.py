@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._bodies import NV
-from .._linalg import compress_factor, small_svd
+from .._linalg import compress_factor, kept, small_svd
 from .plan import Plan
 from .schedule import Segment, leaf_bodies, schedule
 
@@ -254,7 +254,7 @@ def _blocks_products(plan: Plan, dvals: Array, a: Array, lam: Array):
 def solve(plan: Plan, vals: Float[Array, "P nvb"], body_mass: Array, f: Array, g: Array, ranks,
           rtol) -> tuple[Array, Array]:
     """`(a, lam)` with `M a + C^T lam = f`, `C a = g` (see `factor` for `ranks`, `rtol`)."""
-    fac = jax.lax.stop_gradient(factor(plan, vals, body_mass, ranks, rtol))
+    fac = kept(jax.lax.stop_gradient(factor(plan, vals, body_mass, ranks, rtol)))
     return solve_factored(plan, fac, vals, body_mass, f, g)
 
 
