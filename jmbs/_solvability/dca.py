@@ -170,7 +170,7 @@ def dca_decisions(plan: Plan, vals, rtol: float, ctol: float, sets=None, jacobi:
     if jacobi is None:
         jacobi = jax.default_backend() != "cpu"
     passes = _upward(plan, vals, rtol * ref, jacobi)
-    comp, leaf_F, leaf_Y, maps = _downward(plan, passes, sets is not None and _hub_sums(plan))
+    comp, leaf_F, leaf_Y, maps = _downward(plan, passes, sets is not None and _hub_sums(plan) is not None)
     crit = _criteria(plan, leaf_F, leaf_Y, sets, maps)
     s_all = jnp.concatenate([(s / ref).ravel() for _, _, s, _, _ in passes])
     # The connections' kept values (`s > rtol * ref`) are exactly the rule's on all of
