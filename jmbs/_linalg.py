@@ -390,12 +390,23 @@ def structured(model) -> bool:
     return model.nv >= STRUCTURED_MIN_NV
 
 
-def compress_factor(X: Array, width: int) -> Array:
+def pad_cols(X: Array, width: int) -> Array:
+    """`X` zero-padded to `width` columns (its last axis)."""
+    return jnp.pad(X, [(0, 0)] * (X.ndim - 1) + [(0, width - X.shape[-1])])
+
+
+def compress_factor(X: Array, width: int, with_map: bool = False):
     """A factor with `width` columns and the same `X X^T` (a QR of `X^T`), zero-padded;
-    `X` is a batch `(n, rows, cols)` (the divide-and-conquer passes)."""
-    if X.shape[2] > width:
-        X = jnp.linalg.qr(X.mT, mode="r").mT
-    return jnp.pad(X, ((0, 0), (0, 0), (0, width - X.shape[2])))
+    `X` is a batch `(n, rows, cols)` (the divide-and-conquer passes). `with_map`: also
+    the map `Q` (`(n, cols, width)`, orthonormal columns) with `X = X' Q^T`, which takes
+    the factor's columns back to `X`'s."""
+    n, _, cols = X.shape
+    if not with_map:
+        return pad_cols(jnp.linalg.qr(X.mT, mode="r").mT if cols > width else X, width)
+    if cols > width:
+        Q, R = jnp.linalg.qr(X.mT)
+        return pad_cols(R.mT, width), pad_cols(Q, width)
+    return pad_cols(X, width), jnp.broadcast_to(jnp.eye(cols, width), (n, cols, width))
 
 
 def _rotation(r1: Array, r2: Array, c: int):

@@ -47,6 +47,7 @@ from .._linalg import (
     compress_factor,
     decades,
     jacobi_svd,
+    pad_cols,
     rank_decision,
     small_svd,
 )
@@ -54,7 +55,7 @@ from .._misc import as_float
 from .._model import Model
 from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
 from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
-from .._tree.routes import children_factors, flat_handles, pad_cols, plan_routes
+from .._tree.routes import children_factors, flat_handles, plan_routes
 from .._tree.solve import split_blocks
 from .base import AbstractSolvabilityMethod, Decisions
 
@@ -213,7 +214,7 @@ def _downward(plan: Plan, passes, with_maps: bool = False):
     (only `X X^T` matters), gathered from the parents' `Y`; at each connection those
     inherited, solved through `G^+`, and those born there (`null(G)`). Returns the
     components' criteria `(nc,)`, the leaves' `F` and `Y`, and (`with_maps`) per height
-    the maps `Q` from each node's basis to its parent's (`_compress`; else None)."""
+    the maps `Q` from each node's basis to its parent's (`compress_factor`'s; else None)."""
     routes = plan_routes(plan)
     ys, norms, maps = {}, {}, {}
     for h in reversed(range(len(plan.levels))):
@@ -223,7 +224,7 @@ def _downward(plan: Plan, passes, with_maps: bool = False):
         if heights:
             w = max(ys[x].shape[1] for x in heights)
             X = jnp.concatenate([pad_cols(ys[x], w) for x in heights])[idx]
-            X, maps[h] = _compress(X, lev.B) if with_maps else (compress_factor(X, lev.B), None)
+            X, maps[h] = compress_factor(X, lev.B, True) if with_maps else (compress_factor(X, lev.B), None)
         else:
             X = jnp.zeros((lev.n, lev.B, lev.B))
         k = s.shape[1]
@@ -242,18 +243,6 @@ def _downward(plan: Plan, passes, with_maps: bool = False):
             leaf_F, leaf_Y = F, Y
     comp = jnp.concatenate([norms[h] for h in range(len(plan.levels))])[routes.rows]
     return comp, leaf_F, leaf_Y, maps if with_maps else None
-
-
-def _compress(X: Array, width: int) -> tuple[Array, Array]:
-    """`compress_factor(X, width)` and the map `Q` (`(n, w, width)`, orthonormal
-    columns) with `X = compress_factor(X, width) Q^T`: a node's patterns in its own
-    basis, `Q^T` taking them back to its parent's (the patterns' columns there)."""
-    n, _, w = X.shape
-    if w > width > 0:
-        Q, R = jnp.linalg.qr(X.mT)
-        return R.mT, Q
-    eye = jnp.broadcast_to(jnp.eye(w, width), (n, w, width))
-    return jnp.pad(X, ((0, 0), (0, 0), (0, max(width - w, 0))))[:, :, :width], eye
 
 
 def _criteria(plan: Plan, leaf_F, leaf_Y, sets, maps):
@@ -326,7 +315,7 @@ def _hub_sums(plan: Plan):
 
 def _hub_wrenches(plan: Plan, hubs, maps, wrench) -> Array:
     """The split hubs' squared wrenches: per height, each `(node, hub)` pair's sum of its
-    children's, taken to the node's basis (`Q^T`, `_compress`); the patterns born at a
+    children's, taken to the node's basis (`Q^T`, `compress_factor`'s); the patterns born at a
     node reach only its subtree, so their columns are complete there and counted; a
     root's remaining columns too."""
     total, acc = 0.0, {}

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
+from .._linalg import pad_cols
 from .plan import Level, Plan
 
 
@@ -74,11 +75,6 @@ class _Routes:
 def plan_routes(plan: Plan) -> _Routes:
     """The plan's `_Routes` (built once per plan)."""
     return _Routes(plan)
-
-
-def pad_cols(X, width: int):
-    """`X` (2-D) zero-padded to `width` columns."""
-    return jnp.pad(X, ((0, 0), (0, width - X.shape[1])))
 
 
 def flat_handles(L: Array, lev: Level) -> Array:

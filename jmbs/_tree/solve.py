@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._bodies import NV
-from .._linalg import compress_factor, kept, small_svd
+from .._linalg import compress_factor, kept, pad_cols, small_svd
 from .plan import Plan
 from .schedule import Segment, leaf_bodies, schedule
 
@@ -56,11 +56,6 @@ def _scan(f, init, xs, reverse: bool = False):
         carry, y = f(init, jax.tree.map(lambda x: x[0], xs))
         return carry, jax.tree.map(lambda x: x[None], y)
     return jax.lax.scan(f, init, xs, reverse=reverse)
-
-
-def _pad_cols(X: Array, width: int) -> Array:
-    """`X` zero-padded to `width` columns (its last axis)."""
-    return jnp.pad(X, [(0, 0)] * (X.ndim - 1) + [(0, width - X.shape[-1])])
 
 
 class Step(eqx.Module):
@@ -150,14 +145,14 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
 
     for seg in sch.segments:
         wide = max(seg.widths)
-        below = jnp.concatenate([_pad_cols(handles[x], wide) for x in seg.ext]
+        below = jnp.concatenate([pad_cols(handles[x], wide) for x in seg.ext]
                                 + [jnp.zeros((1, wide))])
 
         def level(own, x, seg=seg, below=below):
             ext_rows, own_rows, at, rank = x
             F = jnp.concatenate([
                 below[ext_rows[side]][:, :, :w]
-                + (_pad_cols(own[own_rows[side]], w) if seg.own[side] else 0.0)
+                + (pad_cols(own[own_rows[side]], w) if seg.own[side] else 0.0)
                 for side, w in enumerate(seg.widths)], axis=2)
             (P, Q), H = _eliminate(seg, F, rank, tol)
             return _write(own, H, at), Step(P, Q)
