@@ -106,6 +106,23 @@ def test_dca_decides_as_the_dense_method_on_grids_and_random_loops(make):
     assert min(dca.rank_margin, dense.rank_margin) > 4.0
 
 
+@pytest.mark.parametrize("make", [
+    lambda: examples.plates_on_legs((5, 7, 3), 2), lambda: examples.bar_grid(3, 4),
+    lambda: examples.random_mechanism(3, 2, n_bodies=40, n_loops=6, n_drivers=0)],
+                         ids=["three hubs, welded copies", "grid 3x4", "random 40 bodies, 6 loops"])
+def test_the_tree_formulation_keeps_the_ranks_the_dca_decides(make):
+    """`DivideAndConquer` decides its connections' ranks once, on its own factorization
+    of the equilibrated `C` (heights in scanned segments); the DCA analysis decides them
+    in its pass up (one step per height). The same connections keep the same number of
+    values (hubs' welds included), and the rank of `C` is the report's."""
+    model = make()
+    state = jmbs.DivideAndConquer().prepare(model, model.q0, 0.0).state
+    steps = jmbs.dca_assembly(model)
+    kept = sorted(int(r) for ranks in state.node_ranks for r in np.asarray(ranks) if r)
+    assert kept == sorted(s.rank for s in steps if s.rank)
+    assert state.rank == jmbs.solvability(model, method="dca").rank == sum(kept) - state.plan.weld_rank
+
+
 def test_the_defaults_take_the_tree_on_a_hub_and_leave_it_on_dense_random_loops():
     """From STRUCTURED_MIN_NV coordinates on the defaults use the tree, unless its plan's
     estimated cost exceeds a dense factorization's (`TREE_FLOP_COST` dense flops per tree

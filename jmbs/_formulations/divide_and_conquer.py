@@ -7,15 +7,15 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import body_mass
+from .._assembly import body_mass, constraint_blocks
 from .._config import RUN_ONCE
-from .._linalg import CRITERION_TOL, RANK_RTOL
+from .._linalg import RANK_RTOL
 from .._misc import as_float
 from .._model import Model
-from .._solvability.dca import DCA
+from .._solvability.dca import scaled_blocks
 from .._terms import DynamicsTerms, dynamics_terms
 from .._tree.plan import Plan, as_tree, make_plan
-from .._tree.solve import solve
+from .._tree.solve import connection_ranks, solve
 from .base import AbstractFormulation, AbstractFormulationState, all_rigid, require_values
 
 
@@ -70,8 +70,7 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
                     f"and inertia {np.diag(Mb).tolist()}); the block elimination needs every body's "
                     "inverse inertia: give it a mass and inertia, or use jmbs.NullSpaceProjection()")
         plan = make_plan(model, self.tree)
-        method = DCA(self.rtol, CRITERION_TOL, self.tree, plan)
-        rank, ranks = _connection_ranks(method, model, q, t)
+        rank, ranks = _connection_ranks(plan, self.rtol, model, q, t)
         return DivideAndConquerState(all_rigid(model), int(rank),
                                 plan=plan, node_ranks=tuple(np.asarray(r) for r in ranks))
 
@@ -85,12 +84,16 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
 
 
 @functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)  # values required: top level
-def _connection_ranks(method: DCA, model: Model, q, t):
+def _connection_ranks(plan: Plan, rtol: float, model: Model, q, t):
     """The rank of every connection at `(q, t)`, by the rank rule on the equilibrated
-    blocks of `C` (the `DCA` uniqueness analysis's own decision, so the formulation's
-    rank is the report's). A connection's rank does not depend on how rows and bodies
-    are scaled, so it holds for the mass-weighted blocks that the solve factorizes.
-    Returns `(rank of C, per height the connections' ranks)` (the first without the
-    welds of split hubs, as the report's)."""
-    dec, per_level = method.run(model, q, t)
-    return dec.rank, tuple(jnp.sum(s > method.rtol, axis=1) for _, s in per_level)
+    blocks of `C`, as `jmbs.DCA` decides it (its scaling, reference and tolerance), so the
+    formulation's rank is the uniqueness report's; found by the solve's own factorization
+    of those blocks (its heights in scanned segments: a smaller program than the
+    analysis's). A connection's rank does not depend on how rows and bodies are scaled,
+    so it holds for the mass-weighted blocks that the solve factorizes. Returns `(rank of
+    C, per height the connections' ranks)` (the first without the welds of split hubs,
+    as the report's)."""
+    vals = scaled_blocks(plan, constraint_blocks(model, q, t)[plan.entry_pick],
+                         model.characteristic_lengths())
+    ranks = connection_ranks(plan, vals, rtol)
+    return sum(jnp.sum(r) for r in ranks) - plan.weld_rank, ranks

@@ -66,6 +66,7 @@ class Step(eqx.Module):
 
     P: Array  # (L, n, k, J)
     Q: Array  # (L, n, B, k)
+    rank: Array  # (L, n): the values kept
 
 
 class Factor(eqx.Module):
@@ -105,19 +106,20 @@ def reference(plan: Plan, F0: Array) -> Array:
     return jnp.sqrt(jnp.max(per_row, initial=0.0))
 
 
-def _eliminate(seg: Segment, F: Array, rank, tol) -> tuple[tuple[Array, Array], Array]:
-    """One level's nodes: `(P, Q)` from their connection rows' SVD (the leading `rank`
+def _eliminate(seg: Segment, F: Array, rank, tol) -> tuple[Step, Array]:
+    """One level's nodes: their `Step` from their connection rows' SVD (the leading `rank`
     values, or those above `tol`), and their handles' factor passed up (`W` columns)."""
     FJ, FK = F[:, :seg.J], F[:, seg.J:]
     n, k = F.shape[0], seg.k
     if not k:
-        return (jnp.zeros((n, 0, seg.J)), jnp.zeros((n, seg.B, 0))), compress_factor(FK, seg.W)
+        return (Step(jnp.zeros((n, 0, seg.J)), jnp.zeros((n, seg.B, 0)), jnp.zeros(n, int)),
+                compress_factor(FK, seg.W))
     U, s, Vh = small_svd(FJ)
     keep = (jnp.arange(k)[None, :] < rank[:, None]) if rank is not None else s > tol
     Vr = Vh.mT * keep[:, None, :]
     Q = FK @ Vr
     P = U.mT * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
-    return (P, Q), compress_factor(FK - Q @ Vr.mT, seg.W)
+    return Step(P, Q, jnp.sum(keep, axis=1)), compress_factor(FK - Q @ Vr.mT, seg.W)
 
 
 def _segment_ranks(seg: Segment, ranks) -> Array | None:
@@ -139,9 +141,9 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     F0 = split_blocks(plan, vals)[plan.levels[0].entries] @ S
     tol = None if ranks is not None else rtol * reference(plan, F0)
     leaf = sch.leaf
-    (P, Q), H = _eliminate(leaf, F0, None if ranks is None else jnp.asarray(ranks[0]), tol)
-    steps = [Step(P[None], Q[None])]
-    handles = [H.reshape(-1, H.shape[2])]  # per segment, its handle rows' factors
+    step, H = _eliminate(leaf, F0, None if ranks is None else jnp.asarray(ranks[0]), tol)
+    steps = [jax.tree.map(lambda x: x[None], step)]
+    handles = [H.reshape(H.shape[0] * H.shape[1], H.shape[2])]  # per segment, its handle rows' factors
 
     for seg in sch.segments:
         wide = max(seg.widths)
@@ -154,14 +156,27 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
                 below[ext_rows[side]][:, :, :w]
                 + (pad_cols(own[own_rows[side]], w) if seg.own[side] else 0.0)
                 for side, w in enumerate(seg.widths)], axis=2)
-            (P, Q), H = _eliminate(seg, F, rank, tol)
-            return _write(own, H, at), Step(P, Q)
+            step, H = _eliminate(seg, F, rank, tol)
+            return _write(own, H, at), step
 
         own, step = _scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
                           (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
         handles.append(own[:-1])
         steps.append(step)
     return Factor(S, F0, tuple(steps))
+
+
+def connection_ranks(plan: Plan, vals: Array, rtol) -> tuple[Array, ...]:
+    """Per height of the plan, the singular values each connection keeps above `rtol`
+    times the largest row norm of `C`, given as its blocks `vals` (equilibrated: the
+    values are decided on `C` itself, no inertia): `factor`'s own decisions with
+    `ranks=None`, its segments' padding removed."""
+    eye = jnp.broadcast_to(jnp.eye(vals.shape[1]), (plan.n_bodies, vals.shape[1], vals.shape[1]))
+    fac = factor(plan, vals, eye, None, rtol)
+    segments = (schedule(plan).leaf, *schedule(plan).segments)
+    at = {h: (step.rank[t], seg.n) for seg, step in zip(segments, fac.steps)
+          for t, h in enumerate(seg.levels)}
+    return tuple(at[h][0][:lev.n] for h, lev in enumerate(plan.levels))
 
 
 def _stacked(parts: list, ids) -> Array:
