@@ -5,6 +5,7 @@ reference."""
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -123,6 +124,29 @@ def test_structured_projection_is_the_mass_weighted_one(model):
     dv = np.asarray(vp - v)
     mu = np.linalg.lstsq(C.T, M @ dv, rcond=None)[0]
     np.testing.assert_allclose(C.T @ mu, M @ dv, atol=1e-9 * np.max(np.abs(M @ dv)))
+
+
+def test_structured_projection_has_the_derivative_of_its_result():
+    """The tree's projection differentiated (as `jax.grad` through `simulate` does at a
+    traced start) against central differences of the projected state along a random
+    direction of `(q, v)`, from positions on the constraints (off them, the derivative
+    is the projection's onto the manifold, the Newton iterates' differs by about the
+    distance) and velocities off them."""
+    model = examples.n_four_bar(17)
+    rng = np.random.default_rng(1)
+    q = model.q0
+    v = model.v0 + 1e-2 * rng.normal(size=model.nv)
+    dq, dv = rng.normal(size=model.nq), rng.normal(size=model.nv)
+
+    @jax.jit
+    def derivatives(h):
+        def projected(e):
+            return jnp.concatenate(jmbs.Projection().project(model, q + e * dq, v + e * dv, 0.0)[:2])
+
+        return jax.jvp(projected, (0.0,), (1.0,))[1], (projected(h) - projected(-h)) / (2 * h)
+
+    jvp, fd = derivatives(1e-6)
+    np.testing.assert_allclose(jvp, fd, atol=1e-5 * np.max(np.abs(fd)))
 
 
 def _a02_reference(n: int, ts: np.ndarray) -> np.ndarray:

@@ -66,7 +66,6 @@ class Step(eqx.Module):
 
     P: Array  # (L, n, k, J)
     Q: Array  # (L, n, B, k)
-    rank: Array  # (L, n): the values kept
 
 
 class Factor(eqx.Module):
@@ -106,20 +105,21 @@ def reference(plan: Plan, F0: Array) -> Array:
     return jnp.sqrt(jnp.max(per_row, initial=0.0))
 
 
-def _eliminate(seg: Segment, F: Array, rank, tol) -> tuple[Step, Array]:
+def _eliminate(seg: Segment, F: Array, rank, tol) -> tuple[Step, Array, Array]:
     """One level's nodes: their `Step` from their connection rows' SVD (the leading `rank`
-    values, or those above `tol`), and their handles' factor passed up (`W` columns)."""
+    values, or those above `tol`), the number of values kept, and their handles' factor
+    passed up (`W` columns)."""
     FJ, FK = F[:, :seg.J], F[:, seg.J:]
     n, k = F.shape[0], seg.k
     if not k:
-        return (Step(jnp.zeros((n, 0, seg.J)), jnp.zeros((n, seg.B, 0)), jnp.zeros(n, int)),
+        return (Step(jnp.zeros((n, 0, seg.J)), jnp.zeros((n, seg.B, 0))), jnp.zeros(n, int),
                 compress_factor(FK, seg.W))
     U, s, Vh = small_svd(FJ)
     keep = (jnp.arange(k)[None, :] < rank[:, None]) if rank is not None else s > tol
     Vr = Vh.mT * keep[:, None, :]
     Q = FK @ Vr
     P = U.mT * jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)[:, :, None]
-    return Step(P, Q, jnp.sum(keep, axis=1)), compress_factor(FK - Q @ Vr.mT, seg.W)
+    return Step(P, Q), jnp.sum(keep, axis=1), compress_factor(FK - Q @ Vr.mT, seg.W)
 
 
 def _segment_ranks(seg: Segment, ranks) -> Array | None:
@@ -136,13 +136,18 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
     connection: the leading `ranks[h][node]` (a tuple of integer arrays, one per level
     of the plan), or with `ranks=None` those above `rtol` times the largest row norm of
     `C M^-1/2`."""
+    return _factorize(plan, vals, body_mass, ranks, rtol)[0]
+
+
+def _factorize(plan: Plan, vals: Array, body_mass: Array, ranks, rtol) -> tuple[Factor, list]:
+    """`factor`'s factorization, and per segment the values each node kept (`(L, n)`)."""
     sch = schedule(plan)
     S = _whitening(plan, body_mass)
     F0 = split_blocks(plan, vals)[plan.levels[0].entries] @ S
     tol = None if ranks is not None else rtol * reference(plan, F0)
     leaf = sch.leaf
-    step, H = _eliminate(leaf, F0, None if ranks is None else jnp.asarray(ranks[0]), tol)
-    steps = [jax.tree.map(lambda x: x[None], step)]
+    step, n_kept, H = _eliminate(leaf, F0, None if ranks is None else jnp.asarray(ranks[0]), tol)
+    steps, counts = [jax.tree.map(lambda x: x[None], step)], [n_kept[None]]
     handles = [H.reshape(H.shape[0] * H.shape[1], H.shape[2])]  # per segment, its handle rows' factors
 
     for seg in sch.segments:
@@ -156,14 +161,15 @@ def factor(plan: Plan, vals: Array, body_mass: Array, ranks=None, rtol=None) -> 
                 below[ext_rows[side]][:, :, :w]
                 + (pad_cols(own[own_rows[side]], w) if seg.own[side] else 0.0)
                 for side, w in enumerate(seg.widths)], axis=2)
-            step, H = _eliminate(seg, F, rank, tol)
-            return _write(own, H, at), step
+            step, n_kept, H = _eliminate(seg, F, rank, tol)
+            return _write(own, H, at), (step, n_kept)
 
-        own, step = _scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
-                          (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
+        own, (step, n_kept) = _scan(level, jnp.zeros((seg.n_rows + 1, seg.W)),
+                                   (seg.ext_rows, seg.own_rows, seg.at, _segment_ranks(seg, ranks)))
         handles.append(own[:-1])
         steps.append(step)
-    return Factor(S, F0, tuple(steps))
+        counts.append(n_kept)
+    return Factor(S, F0, tuple(steps)), counts
 
 
 def connection_ranks(plan: Plan, vals: Array, rtol) -> tuple[Array, ...]:
@@ -172,11 +178,10 @@ def connection_ranks(plan: Plan, vals: Array, rtol) -> tuple[Array, ...]:
     values are decided on `C` itself, no inertia): `factor`'s own decisions with
     `ranks=None`, its segments' padding removed."""
     eye = jnp.broadcast_to(jnp.eye(vals.shape[1]), (plan.n_bodies, vals.shape[1], vals.shape[1]))
-    fac = factor(plan, vals, eye, None, rtol)
+    counts = _factorize(plan, vals, eye, None, rtol)[1]
     segments = (schedule(plan).leaf, *schedule(plan).segments)
-    at = {h: (step.rank[t], seg.n) for seg, step in zip(segments, fac.steps)
-          for t, h in enumerate(seg.levels)}
-    return tuple(at[h][0][:lev.n] for h, lev in enumerate(plan.levels))
+    at = {h: n_kept[t] for seg, n_kept in zip(segments, counts) for t, h in enumerate(seg.levels)}
+    return tuple(at[h][:lev.n] for h, lev in enumerate(plan.levels))
 
 
 def _stacked(parts: list, ids) -> Array:
