@@ -7,6 +7,7 @@ from typing import Any
 
 import equinox as eqx
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
@@ -279,9 +280,11 @@ class Model(eqx.Module):
     def with_params(self, new: dict[str, Any]) -> "Model":
         """A model with some parameters replaced and everything dependent re-derived.
 
-        Traceable: `jax.grad` and `jax.vmap` over the new values work. `q0`
-        is re-derived from the bodies' reference poses; call `jmbs.assemble` if
-        the reference configuration no longer closes.
+        Traceable: `jax.grad` and `jax.vmap` over the new values work; the fields the
+        new values do not reach (a spring's stiffness: not the joints' geometry or
+        `q0`) stay concrete arrays, so derivatives and batches are carried only where
+        the design reaches. `q0` is re-derived from the bodies' reference poses; call
+        `jmbs.assemble` if the reference configuration no longer closes.
 
         **Raises:** `ValueError` for an unknown key or a value of the wrong shape.
         """
@@ -290,6 +293,7 @@ class Model(eqx.Module):
                              f"{type(new).__name__}")
         params = self._params()
         vector = params.vector  # NumPy for a concrete model: concrete values are set on the host
+        traced = []  # the vector's entries given traced values
         vector = vector.copy() if isinstance(vector, np.ndarray) else vector
         for key, value in new.items():
             if key not in params:
@@ -317,8 +321,12 @@ class Model(eqx.Module):
                 vector[start:start + value.size] = value.ravel()
             else:
                 vector = jnp.asarray(vector).at[start:start + value.size].set(value.ravel())
-        return derive(self.dim, self.body_specs, self.element_specs,
-                      ParamVector(vector, self.param_layout), self.force_specs)
+                traced.append(key)
+        model = derive(self.dim, self.body_specs, self.element_specs,
+                       ParamVector(vector, self.param_layout), self.force_specs)
+        if traced and isinstance(params.vector, np.ndarray):
+            return _constant_where_unreached(model, self, traced)
+        return model
 
     def with_motions(self, motions: dict[str, Callable]) -> "Model":
         """A model whose drivers follow new motions: `{driver name: f(t)}`.
@@ -343,6 +351,71 @@ class Model(eqx.Module):
         return eqx.tree_at(lambda m: (m.q0, m.v0), new, (self.q0, self.v0))
 
 
+def _constant_where_unreached(model: Model, base: Model, keys: list[str]) -> Model:
+    """`model`, derived from `base`'s parameters with traced values for `keys`, with
+    every leaf that those values do not reach replaced by its concrete value (derived
+    from `base`'s parameters, equal to the traced one): `jax.grad` and `jax.vmap` over a
+    design parameter then carry tangents and batches only where the design reaches (a
+    spring's stiffness: the force elements, not the joints' geometry or the initial
+    state, whose projection then needs no derivative). Which leaves are reached is read
+    from the derivation's program, traced with each parameter its own input."""
+    params = base._params()
+    reads = {key: params[key] for key in params}
+
+    def leaves(*new):
+        pieces = dict(reads, **dict(zip(keys, new)))
+        return jax.tree.leaves(_derive_model(base.dim, base.body_specs, base.element_specs,
+                                             base.force_specs, base.param_layout, None,
+                                             _Pieces(pieces, base.param_layout)))
+
+    shapes = [jax.ShapeDtypeStruct(params.offsets[key][1], float) for key in keys]
+    reached = _reached(jax.make_jaxpr(leaves)(*shapes).jaxpr, [True] * len(keys))
+    with jax.ensure_compile_time_eval():  # concrete even inside `jax.jit`
+        constant = derive(base.dim, base.body_specs, base.element_specs, params, base.force_specs)
+    flat, tree = jax.tree.flatten(model)
+    kept, constant_tree = jax.tree.flatten(constant)
+    if tree != constant_tree or len(flat) != len(reached):  # not expected: keep every leaf traced
+        return model
+    return jax.tree.unflatten(tree, [x if r else k for x, k, r in zip(flat, kept, reached)])
+
+
+class _Pieces(ParamVector):
+    """Parameters read key by key from arrays of their own (`_constant_where_unreached`'s
+    analysis: a slice of one vector would depend on every value in it)."""
+
+    def __init__(self, pieces: dict[str, Array], layout):
+        super().__init__(np.zeros(sum(int(np.prod(shape)) for _, shape in layout)), layout)
+        self.pieces, self._xp = pieces, jnp
+        self.vector = jnp.concatenate([jnp.ravel(jnp.asarray(pieces[key], float)) for key, _ in layout])
+
+    def __getitem__(self, key: str) -> Array:
+        return jnp.asarray(self.pieces[key], float)
+
+    def stack(self, keys: list[str], default: float | None = None, shape: tuple[int, ...] = ()) -> Array:
+        shape = self.offsets[keys[0]][1] if default is None else shape
+        return jnp.stack([jnp.broadcast_to(self[key], shape) if key in self.offsets
+                          else jnp.full(shape, default, float) for key in keys])
+
+
+def _reached(jaxpr, inputs: list[bool]) -> list[bool]:
+    """Per output of `jaxpr`, whether it depends on the inputs marked True (through
+    nested `jit` calls; any other primitive's outputs depend on all its inputs)."""
+    reached = {v: r for v, r in zip(jaxpr.invars, inputs)}
+
+    def of(v):
+        return not isinstance(v, jax.extend.core.Literal) and reached.get(v, False)
+
+    for eqn in jaxpr.eqns:
+        ins = [of(v) for v in eqn.invars]
+        inner = eqn.params.get("jaxpr")
+        if isinstance(inner, jax.extend.core.ClosedJaxpr) and len(inner.jaxpr.invars) == len(ins):
+            outs = _reached(inner.jaxpr, ins)
+        else:
+            outs = [any(ins)] * len(eqn.outvars)
+        reached.update(zip(eqn.outvars, outs))
+    return [of(v) for v in jaxpr.outvars]
+
+
 def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[ElementSpec, ...],
            values: Mapping[str, Array], force_specs: tuple[ForceSpec, ...] = (),
            and_then: Callable[[Model], Any] | None = None) -> Model | tuple[Model, Any]:
@@ -365,7 +438,8 @@ def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[Elem
 
 
 def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, and_then, vector):
-    params = ParamVector(vector, layout)
+    params = vector if isinstance(vector, ParamVector) else ParamVector(vector, layout)
+    vector = params.vector
     q0, R0, ctx = reference_context(dim, body_specs, element_specs, params)
     names = [b.name for b in body_specs]
     vel = params.stack([f"{n}.velocity" for n in names])
