@@ -107,9 +107,10 @@ def test_with_params_traces_only_what_the_new_values_reach(key):
         jax.tree.leaves(model), jax.tree.leaves(model.with_params({key: 1.3 * x0 + 0.1})))]
 
     def leaves_traced(x):
-        out = [isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(model.with_params({key: x}))]
+        leaves = jax.tree.leaves(model.with_params({key: x}))
+        out = [isinstance(leaf, jax.core.Tracer) for leaf in leaves]
         assert all(t for t, c in zip(out, changed) if c)
-        for leaf, same, t in zip(jax.tree.leaves(model.with_params({key: x})), jax.tree.leaves(model), out):
+        for leaf, same, t in zip(leaves, jax.tree.leaves(model), out):
             if not t:
                 np.testing.assert_array_equal(leaf, same)
         return out

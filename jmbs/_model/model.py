@@ -1,6 +1,7 @@
 """The immutable `Model` and its derivation from the builder's values (traceable)."""
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -357,21 +358,12 @@ def _constant_where_unreached(model: Model, base: Model, keys: list[str]) -> Mod
     from `base`'s parameters, equal to the traced one): `jax.grad` and `jax.vmap` over a
     design parameter then carry tangents and batches only where the design reaches (a
     spring's stiffness: the force elements, not the joints' geometry or the initial
-    state, whose projection then needs no derivative). Which leaves are reached is read
-    from the derivation's program, traced with each parameter its own input."""
-    params = base._params()
-    reads = {key: params[key] for key in params}
-
-    def leaves(*new):
-        pieces = dict(reads, **dict(zip(keys, new)))
-        return jax.tree.leaves(_derive_model(base.dim, base.body_specs, base.element_specs,
-                                             base.force_specs, base.param_layout, None,
-                                             _Pieces(pieces, base.param_layout)))
-
-    shapes = [jax.ShapeDtypeStruct(params.offsets[key][1], float) for key in keys]
-    reached = _reached(jax.make_jaxpr(leaves)(*shapes).jaxpr, [True] * len(keys))
+    state, whose projection then needs no derivative)."""
+    reached = _reached_leaves(base.dim, base.body_specs, base.element_specs, base.force_specs,
+                              base.param_layout, tuple(keys))
     with jax.ensure_compile_time_eval():  # concrete even inside `jax.jit`
-        constant = derive(base.dim, base.body_specs, base.element_specs, params, base.force_specs)
+        constant = derive(base.dim, base.body_specs, base.element_specs, base._params(),
+                          base.force_specs)
     flat, tree = jax.tree.flatten(model)
     kept, constant_tree = jax.tree.flatten(constant)
     if tree != constant_tree or len(flat) != len(reached):  # not expected: keep every leaf traced
@@ -379,19 +371,41 @@ def _constant_where_unreached(model: Model, base: Model, keys: list[str]) -> Mod
     return jax.tree.unflatten(tree, [x if r else k for x, k, r in zip(flat, kept, reached)])
 
 
-class _Pieces(ParamVector):
-    """Parameters read key by key from arrays of their own (`_constant_where_unreached`'s
-    analysis: a slice of one vector would depend on every value in it)."""
+@functools.lru_cache(maxsize=64)
+def _reached_leaves(dim: int, body_specs, element_specs, force_specs, layout, keys: tuple[str, ...]
+                    ) -> list[bool]:
+    """Per leaf of the derived model, whether the parameters `keys` reach it: read from
+    the derivation's program, traced with `keys` as inputs of their own (once per
+    structure: the derivation cannot branch on values, it is traced in all of them)."""
+    size = sum(int(np.prod(shape)) for _, shape in layout)
+    shapes = dict(layout)
 
-    def __init__(self, pieces: dict[str, Array], layout):
-        super().__init__(np.zeros(sum(int(np.prod(shape)) for _, shape in layout)), layout)
-        self.pieces, self._xp = pieces, jnp
-        self.vector = jnp.concatenate([jnp.ravel(jnp.asarray(pieces[key], float)) for key, _ in layout])
+    def leaves(rest, *values):
+        pieces = _Pieces(ParamVector(rest, layout), dict(zip(keys, values)))
+        return jax.tree.leaves(_derive_model(dim, body_specs, element_specs, force_specs, layout,
+                                             None, pieces))
+
+    program = jax.make_jaxpr(leaves)(jax.ShapeDtypeStruct((size,), float),
+                                     *[jax.ShapeDtypeStruct(shapes[key], float) for key in keys])
+    return _reached(program.jaxpr, [False] + [True] * len(keys))
+
+
+class _Pieces(ParamVector):
+    """Parameters with `own` values read as arrays of their own, the others from `plain`
+    (`_reached_leaves`'s analysis: a slice of one vector would depend on every value
+    in it)."""
+
+    def __init__(self, plain: ParamVector, own: dict[str, Array]):
+        self.plain, self.own, self.layout, self.offsets = plain, own, plain.layout, plain.offsets
+        at = np.concatenate([plain.offsets[key][0] + np.arange(np.size(x)) for key, x in own.items()])
+        self.vector = plain.vector.at[at].set(jnp.concatenate([jnp.ravel(x) for x in own.values()]))
 
     def __getitem__(self, key: str) -> Array:
-        return jnp.asarray(self.pieces[key], float)
+        return self.own[key] if key in self.own else self.plain[key]
 
     def stack(self, keys: list[str], default: float | None = None, shape: tuple[int, ...] = ()) -> Array:
+        if not any(key in self.own for key in keys):
+            return self.plain.stack(keys, default, shape)
         shape = self.offsets[keys[0]][1] if default is None else shape
         return jnp.stack([jnp.broadcast_to(self[key], shape) if key in self.offsets
                           else jnp.full(shape, default, float) for key in keys])
