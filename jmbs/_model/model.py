@@ -283,8 +283,8 @@ class Model(eqx.Module):
 
         Traceable: `jax.grad` and `jax.vmap` over the new values work; the fields the
         new values do not reach (a spring's stiffness: not the joints' geometry or
-        `q0`) stay concrete arrays, so derivatives and batches are carried only where
-        the design reaches. `q0` is re-derived from the bodies' reference poses; call
+        `q0`) carry no derivative, so a gradient differentiates only where the design
+        reaches. `q0` is re-derived from the bodies' reference poses; call
         `jmbs.assemble` if the reference configuration no longer closes.
 
         **Raises:** `ValueError` for an unknown key or a value of the wrong shape.
@@ -326,7 +326,7 @@ class Model(eqx.Module):
         model = derive(self.dim, self.body_specs, self.element_specs,
                        ParamVector(vector, self.param_layout), self.force_specs)
         if traced and isinstance(params.vector, np.ndarray):
-            return _constant_where_unreached(model, self, traced)
+            return _underived_where_unreached(model, self, traced)
         return model
 
     def with_motions(self, motions: dict[str, Callable]) -> "Model":
@@ -352,28 +352,21 @@ class Model(eqx.Module):
         return eqx.tree_at(lambda m: (m.q0, m.v0), new, (self.q0, self.v0))
 
 
-def _constant_where_unreached(model: Model, base: Model, keys: list[str]) -> Model:
+def _underived_where_unreached(model: Model, base: Model, keys: list[str]) -> Model:
     """`model`, derived from `base`'s parameters with traced values for `keys`, with
-    every leaf that those values do not reach replaced by its concrete value (derived
-    from `base`'s parameters, equal to the traced one): `jax.grad` and `jax.vmap` over a
-    design parameter then carry tangents and batches only where the design reaches (a
-    spring's stiffness: the force elements, not the joints' geometry or the initial
-    state, whose projection then needs no derivative)."""
+    every leaf that those values do not reach cut from differentiation (its derivative is
+    zero): `jax.grad` over a design parameter then carries tangents only where the
+    design reaches (a spring's stiffness: the force elements, not the joints' geometry
+    or the initial state, whose projection then needs no derivative)."""
     reached = _reached_leaves(base.dim, base.body_specs, base.element_specs, base.force_specs,
                               base.param_layout, tuple(keys))
-    with jax.ensure_compile_time_eval():  # concrete even inside `jax.jit`
-        constant = derive(base.dim, base.body_specs, base.element_specs, base._params(),
-                          base.force_specs)
     flat, tree = jax.tree.flatten(model)
-    kept, constant_tree = jax.tree.flatten(constant)
-    if tree != constant_tree or len(flat) != len(reached):  # not expected: keep every leaf traced
-        return model
-    return jax.tree.unflatten(tree, [x if r else k for x, k, r in zip(flat, kept, reached)])
+    return jax.tree.unflatten(tree, [x if r else jax.lax.stop_gradient(x) for x, r in zip(flat, reached)])
 
 
 @functools.lru_cache(maxsize=64)
 def _reached_leaves(dim: int, body_specs, element_specs, force_specs, layout, keys: tuple[str, ...]
-                    ) -> list[bool]:
+                    ) -> tuple[bool, ...]:
     """Per leaf of the derived model, whether the parameters `keys` reach it: read from
     the derivation's program, traced with `keys` as inputs of their own (once per
     structure: the derivation cannot branch on values, it is traced in all of them)."""
@@ -387,7 +380,7 @@ def _reached_leaves(dim: int, body_specs, element_specs, force_specs, layout, ke
 
     program = jax.make_jaxpr(leaves)(jax.ShapeDtypeStruct((size,), float),
                                      *[jax.ShapeDtypeStruct(shapes[key], float) for key in keys])
-    return _reached(program.jaxpr, [False] + [True] * len(keys))
+    return tuple(_reached(program.jaxpr, [False] + [True] * len(keys)))
 
 
 class _Pieces(ParamVector):
