@@ -294,7 +294,7 @@ class Model(eqx.Module):
                              f"{type(new).__name__}")
         params = self._params()
         vector = params.vector  # NumPy for a concrete model: concrete values are set on the host
-        traced = []  # the vector's entries given traced values
+        traced = []  # the keys given traced values
         vector = vector.copy() if isinstance(vector, np.ndarray) else vector
         for key, value in new.items():
             if key not in params:
@@ -325,6 +325,7 @@ class Model(eqx.Module):
                 traced.append(key)
         model = derive(self.dim, self.body_specs, self.element_specs,
                        ParamVector(vector, self.param_layout), self.force_specs)
+        # Only on a concrete model: a traced one's other values carry derivatives of their own.
         if traced and isinstance(params.vector, np.ndarray):
             return _underived_where_unreached(model, self, traced)
         return model
