@@ -39,7 +39,8 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist worksteal tests
 
-# The experiments/ scripts end to end in their short modes (tests/test_experiments.py).
+# The experiments/ scripts and `jmbs demo` end to end in their short modes
+# (tests/test_experiments.py, tests/test_demo.py).
 experiments: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m experiment tests
 

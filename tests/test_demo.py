@@ -1,5 +1,8 @@
 """`jmbs demo` in its short mode: the report, its figures, its checks, and a few of its
-numbers recomputed independently."""
+numbers recomputed independently. An end-to-end run like the experiments' (a subprocess
+of about a minute of the suite's cold time), so `make experiments` runs it, after the
+suite in CI; the suite checks the library's side of the papers' numbers
+(tests/test_solvability_papers.py, test_stepper.py, test_dynamics.py, test_andrews.py)."""
 
 import json
 import os
@@ -11,6 +14,8 @@ import jax
 import pytest
 
 import jmbs
+
+pytestmark = pytest.mark.experiment
 
 # Checks per section in the short mode (the full mode adds three on the Bricard's swing).
 N_CHECKS = {

@@ -1,10 +1,10 @@
 """The experiments run end to end in a short mode: `make experiments`, which CI runs after
 the suite (they are not part of `make test`). The suite checks the library's side of what
-they reproduce (the papers' tables in test_solvability_papers.py and test_demo.py, the
+they reproduce (the papers' tables in test_solvability_papers.py, the
 stepper's locking in test_stepper.py, the Bricard and Andrews' squeezer in
 test_dynamics.py and test_andrews.py, gradients through simulation in
 test_sensitivity.py); what only an experiment checks (the bushings' 1/k approach, the
-design loop, the figures) is checked here."""
+design loop, the figures) is checked here, and the demo's report in test_demo.py."""
 
 import importlib.util
 from pathlib import Path
