@@ -23,6 +23,7 @@ import numpy as np
 
 from .._assembly import constraint_matrix, gamma, generalized_forces, mass_matrix, phi, velocity_rhs
 from .._bodies import GROUND_Q, NQ, NV
+from .._config import RUN_ONCE
 from .._display import html_table
 from .._joints.base import DeriveContext, DriverSpec
 from .._kinematics import nearby_configurations, velocity_units_jit
@@ -71,38 +72,43 @@ class Advice(list):
         return "\n".join(lines)
 
 
-@eqx.filter_jit
+# The advisor's programs: each evaluates once per call, or once per candidate release
+# (`_terms`, on a model of its own), so they compile without LLVM's optimizations.
+_once = functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)
+
+
+@_once
 def _matrices(model: Model, qs, t):
     return jax.vmap(lambda q: constraint_matrix(model, q, t))(qs)
 
 
-@eqx.filter_jit
+@_once
 def _terms(model: Model, qs, v, t):
     """`C` at every sample and `Gamma` at the first, with velocities `v`: one program per model."""
     return (jax.vmap(lambda q: constraint_matrix(model, q, t))(qs), gamma(model, qs[0], v, t),
             phi(model, qs[0], t))
 
 
-@eqx.filter_jit
+@_once
 def _state(model: Model, q, t):
     """`(C, b, M)` at `q`."""
     return constraint_matrix(model, q, t), velocity_rhs(model, q, t), mass_matrix(model)
 
 
-@eqx.filter_jit
+@_once
 def _loads(model: Model, q, v, t):
     """`(F, Gamma)` at `(q, v)`."""
     return generalized_forces(model, q, v, t), gamma(model, q, v, t)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+@functools.partial(jax.jit, static_argnums=(0, 1, 2), compiler_options=RUN_ONCE)
 def _poses(dim, body_specs, element_specs, values):
     """The bodies' reference poses (ground last) from which elements derive their geometry."""
     ctx = reference_context(dim, body_specs, element_specs, values)[2]
     return ctx.r0, ctx.R0
 
 
-@eqx.filter_jit
+@_once
 def _group_rows(group, qs, t):
     """Rows of `C` of a one-instance group at each `qs (S, 1, k, nq_b)`: `(S, m, k, nv_b)`."""
     def one(q):
