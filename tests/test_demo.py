@@ -1,6 +1,6 @@
 """`jmbs demo` in its short mode: the report, its figures, its checks, and a few of its
 numbers recomputed independently. An end-to-end run like the experiments' (a subprocess
-of about a minute of the suite's cold time), so `make experiments` runs it, after the
+of about a minute of a cold worker's time), so `make experiments` runs it, after the
 suite in CI; the suite checks the library's side of the papers' numbers
 (tests/test_solvability_papers.py, test_stepper.py, test_dynamics.py, test_andrews.py)."""
 
