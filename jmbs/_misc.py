@@ -3,6 +3,8 @@ arguments (one-line `ValueError`s that name what is wrong), converters of
 hyper-parameters, and the one error path of the entry points (`fail_if`)."""
 
 import functools
+import os
+import warnings
 
 import equinox as eqx
 import jax
@@ -11,6 +13,15 @@ import numpy as np
 from jaxtyping import Array
 
 from ._config import RUN_ONCE
+
+# A warning names the user's line: the frames in jmbs's own files are skipped, however
+# deep inside jmbs the call that warns (an entry point's wrapper, a helper many share).
+_PACKAGE_FILES = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """`warnings.warn` at the first frame outside jmbs (the user's call)."""
+    warnings.warn(message, category, skip_file_prefixes=_PACKAGE_FILES)
 
 
 def is_traced(*trees) -> bool:

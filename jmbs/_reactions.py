@@ -1,7 +1,6 @@
 """Multipliers -> physical reactions (wrenches on body j), with their uniqueness."""
 
 import functools
-import warnings
 
 import equinox as eqx
 import jax
@@ -13,9 +12,10 @@ from ._assembly import constraint_matrix, generalized_forces, group_inputs
 from ._display import reactions_html, reactions_line, reactions_text
 from ._formulations.base import AbstractFormulation, Prepared, resolve, solve_dynamics
 from ._formulations.registry import default_formulation
+from ._gc import compiles
 from ._kinematics import warn_if_unassembled
 from ._linalg import min_norm_solve
-from ._misc import RunOnce, check_finite, check_int, check_positive, check_state, is_traced
+from ._misc import RunOnce, check_finite, check_int, check_positive, check_state, is_traced, warn_user
 from ._model import Model
 from ._rank import characteristic_lengths, constraint_rank, equilibrate
 from ._solvability.analysis import element_sets
@@ -107,8 +107,8 @@ def check_friction(model: Model, prepared: Prepared, q: Array, t, method: Abstra
             raise ValueError(msg + "; or pass allow_nonunique=True to add_joint_friction to "
                              "accept this formulation's split (viscous friction, coulomb=0, "
                              "needs no unique reaction)")
-        warnings.warn(msg + " (allowed by allow_nonunique=True: the motion depends on the "
-                      "formulation)", stacklevel=3)
+        warn_user(msg + " (allowed by allow_nonunique=True: the motion depends on the "
+                  "formulation)")
 
 
 _NON_UNIQUE = (
@@ -302,6 +302,7 @@ class StateResult(eqx.Module):
     reactions: Reactions
 
 
+@compiles
 def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prepared | None = None,
               *, uniqueness: AbstractSolvabilityMethod | None = None) -> StateResult:
     """Accelerations and reactions at one state `(q, v, t)`.
@@ -371,6 +372,7 @@ class StaticResult(eqx.Module):
     in_equilibrium: Bool[Array, ""]
 
 
+@compiles
 def statics(model: Model, q, t=0.0, *, rank: int | None = None, rtol: float = 1e-8,
             uniqueness: AbstractSolvabilityMethod | None = None) -> StaticResult:
     """Kinetostatics with applied loads: the reactions and driving forces that hold the

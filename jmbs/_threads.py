@@ -18,8 +18,9 @@ import fcntl
 import os
 import sys
 import tempfile
-import warnings
 from pathlib import Path
+
+from ._misc import warn_user
 
 # The descriptor of the claimed core's lock file, held for the life of the process.
 _CLAIM: list = []
@@ -57,13 +58,13 @@ def fair_share() -> bool:
     """
     bridge = sys.modules.get("jax._src.xla_bridge")
     if bridge is not None and bridge.backends_are_initialized():
-        warnings.warn("jmbs.fair_share: JAX's backend has already started in this process, so "
-                      "its threads keep the cores they have; call jmbs.fair_share() before the "
-                      "first JAX computation", stacklevel=2)
+        warn_user("jmbs.fair_share: JAX's backend has already started in this process, so "
+                  "its threads keep the cores they have; call jmbs.fair_share() before the "
+                  "first JAX computation")
         return False
     if not hasattr(os, "sched_setaffinity"):
-        warnings.warn("jmbs.fair_share: this system cannot set the cores of a process (Linux "
-                      "only); nothing changed", stacklevel=2)
+        warn_user("jmbs.fair_share: this system cannot set the cores of a process (Linux "
+                  "only); nothing changed")
         return False
     if not _CLAIM:
         cores = sorted(os.sched_getaffinity(0))

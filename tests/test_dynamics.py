@@ -1,5 +1,6 @@
 """Dynamics: formulations, simulate, reactions, against exact solutions, papers and each other."""
 
+import gc
 import math
 
 import diffrax
@@ -290,13 +291,19 @@ def test_elimination_of_the_wrong_rows_names_the_elements():
 
 def test_bad_initial_state_and_options():
     m = pendulum()
+    thresholds = gc.get_threshold()
     with pytest.raises(ValueError, match="q0 contains NaN"):
         jmbs.simulate(m, 1.0, q0=np.array([np.nan, 0.0, 0.0]))
     with pytest.raises(ValueError, match="violates the constraints by 0.625.*'rod'.*jmbs.assemble"):
         jmbs.simulate(m, 1.0, q0=np.array([1.5, 0.0, 0.0]))
-    with pytest.warns(UserWarning, match="projected onto them"):
+    with pytest.warns(UserWarning, match="projected onto them") as record:
         sol = jmbs.simulate(m, 0.1, q0=np.array([1.0 + 1e-8, 0.0, 0.0]), saveat=[0.0])
     assert abs(float(np.linalg.norm(sol.q[0, :2])) - 1.0) < 1e-13
+    # The warning names this line, not a frame inside jmbs; and simulate, raising or
+    # not, leaves the garbage collector's thresholds as they were (it defers full
+    # collections only while it runs).
+    assert {w.filename for w in record if "projected" in str(w.message)} == {__file__}
+    assert gc.get_threshold() == thresholds
     with pytest.raises(ValueError, match="stabilization must be"):
         jmbs.simulate(m, 1.0, stabilization="projection")
     with pytest.raises(ValueError, match="gives no value for the elements rod"):

@@ -25,6 +25,7 @@ from .._assembly import constraint_matrix, gamma, generalized_forces, mass_matri
 from .._bodies import GROUND_Q, NQ, NV
 from .._config import RUN_ONCE
 from .._display import html_table
+from .._gc import compiles
 from .._joints.base import DeriveContext, DriverSpec
 from .._kinematics import nearby_configurations, velocity_units_jit
 from .._linalg import numerical_rank
@@ -310,6 +311,7 @@ def _verify(model: Model, release: Release, rows: _Rows, r: int, unique: dict, r
             "reaction_difference": worst}
 
 
+@compiles
 def advise(model: Model, q=None, *, method=None, n: int = 5, t: float = 0.0) -> Advice:
     """Releases that make an overconstrained mechanism statically determinate, best first.
 

@@ -1,7 +1,6 @@
 """`ModelBuilder`: collects and validates what a user gives (host-side), then derives the `Model`."""
 
 import dataclasses
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,9 +13,11 @@ from .._assembly import phi
 from .._bodies import GROUND_Q, NQ, NV, reference_q
 from .._config import require_x64
 from .._expression import Expression
+from .._gc import compiles
 from .._joints.base import ConstraintSpec, DriverSpec, ElementSpec, JointSpec
 from .._joints.registry import ELEMENT_TYPES
 from .._kinematics import assemble as _assemble
+from .._misc import warn_user
 from .._model import validate
 from .._model.model import GROUND, Body, BodySpec, Model, derive
 from .forces import ForceElements
@@ -103,9 +104,9 @@ class ModelBuilder(ForceElements, JointPrimitives):
                 if norm < 1e-12:
                     raise ValueError(f"{where}: quaternion must be non-zero (w, x, y, z)")
                 if abs(norm - 1.0) > QUATERNION_NORM_TOL:
-                    warnings.warn(f"{where}: quaternion {tuple(p.tolist())} has norm {norm:.6g}, not 1; "
-                                  f"jmbs uses it divided by its norm, {tuple((p / norm).round(12).tolist())} "
-                                  "(give a unit quaternion to silence this)", stacklevel=2)
+                    warn_user(f"{where}: quaternion {tuple(p.tolist())} has norm {norm:.6g}, not 1; "
+                              f"jmbs uses it divided by its norm, {tuple((p / norm).round(12).tolist())} "
+                              "(give a unit quaternion to silence this)")
                 values["quaternion"] = p / norm
             values["angular_velocity"] = validate.vector(
                 np.zeros(3) if angular_velocity is None else angular_velocity, 3,
@@ -371,6 +372,7 @@ class ModelBuilder(ForceElements, JointPrimitives):
         return name
 
     # ----- build -----
+    @compiles
     def build(self, check: bool = True, assemble: bool = False, tol: float = 1e-8) -> Model:
         """Derive the immutable `Model`.
 

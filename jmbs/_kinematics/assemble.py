@@ -2,7 +2,6 @@
 differentiable through its solution), and the closure of a configuration."""
 
 import functools
-import warnings
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -17,10 +16,20 @@ from .._assembly import (
     qdot,
 )
 from .._bodies import NV, mechanism_size, retract
+from .._gc import compiles
 from .._linalg import (
     GAUSS_NEWTON_RTOL,
 )
-from .._misc import RunOnce, check_finite, check_int, check_positive, check_state, fail_if, is_traced
+from .._misc import (
+    RunOnce,
+    check_finite,
+    check_int,
+    check_positive,
+    check_state,
+    fail_if,
+    is_traced,
+    warn_user,
+)
 from .._model import Model
 
 _COORDS = {2: ("x", "y", "phi"), 3: ("x", "y", "z", "rx", "ry", "rz")}
@@ -51,9 +60,9 @@ def warn_if_unassembled(model: Model, q, t, where: str) -> None:
         return
     off, worst, size = closure_error(model, q, t)
     if off > CLOSURE_WARNING * size:
-        warnings.warn(f"{where}: q violates the constraints by {off:.2g} (worst: element {worst!r}); "
-                      "the results are for a configuration the mechanism cannot take: assemble it "
-                      "first (jmbs.assemble(model, q))", stacklevel=3)
+        warn_user(f"{where}: q violates the constraints by {off:.2g} (worst: element {worst!r}); "
+                  "the results are for a configuration the mechanism cannot take: assemble it "
+                  "first (jmbs.assemble(model, q))")
 
 
 def free_mask(model: Model, fixed: Sequence = ()) -> np.ndarray:
@@ -164,6 +173,7 @@ def _solve_jvp(free, tol, max_steps, rows, primals, tangents):
     return out, (qdot(model, q, dv), jnp.zeros_like(out[1]), no_tangent, no_tangent)
 
 
+@compiles
 def assemble(model: Model, q_guess: Float[Array, " nq"] | None = None, t=0.0, *,
              fixed: Sequence = (), tol: float = 1e-12, max_steps: int = 50,
              throw: bool = True, full_output: bool = False):

@@ -14,6 +14,7 @@ from .._assembly import (
     velocity_rhs,
 )
 from .._bodies import retract
+from .._gc import compiles
 from .._linalg import (
     rank_decision,
 )
@@ -48,6 +49,7 @@ class KinematicsSolution(eqx.Module):
                 f"{int(np.max(self.rank))})")
 
 
+@compiles
 def kinematics(model: Model, ts, q_guess=None, *, tol: float = 1e-12,
                max_steps: int = 50) -> KinematicsSolution:
     """Position, velocity and acceleration analysis of a fully driven mechanism.

@@ -3,7 +3,6 @@ branch: random walks in the tangent space of the constraints, each step projecte
 onto `Phi = 0`, in one vmapped program; and the count of samples at singular ones."""
 
 import math
-import warnings
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -15,7 +14,7 @@ from jaxtyping import Array, Bool, Float, Int
 from .._assembly import constraint_matrix, phi
 from .._bodies import mechanism_size, retract
 from .._linalg import MARGINAL_DECADES, RANK_RTOL, TINY, rank_decision
-from .._misc import check_finite, check_int, check_positive
+from .._misc import check_finite, check_int, check_positive, warn_user
 from .._model import Model
 from .._rank import scaled
 from .assemble import (
@@ -245,12 +244,12 @@ def sample_configurations(model: Model, n: int, *, key: Array | int = 0, scale: 
     out = Samples(qs, jnp.asarray(ok), jnp.asarray(ts), jnp.asarray(rank), jnp.asarray(margin),
                   jnp.asarray(acc), generic)
     if warn and out.n_singular + out.n_near_singular:
-        warnings.warn(f"{where}: {out.n_singular} of {n} samples are at singular configurations "
-                      f"(rank below the generic rank {generic}) and {out.n_near_singular} at or near "
-                      "one (a marginal rank decision); `Samples.singular` and `.near_singular` "
-                      "mark them"
-                      + (": method='perturb' is drawn to them, method='walk' stays on the "
-                         "reference's branch" if method == "perturb" else ""), stacklevel=2)
+        warn_user(f"{where}: {out.n_singular} of {n} samples are at singular configurations "
+                  f"(rank below the generic rank {generic}) and {out.n_near_singular} at or near "
+                  "one (a marginal rank decision); `Samples.singular` and `.near_singular` "
+                  "mark them"
+                  + (": method='perturb' is drawn to them, method='walk' stays on the "
+                     "reference's branch" if method == "perturb" else ""))
     return out
 
 

@@ -1,7 +1,6 @@
 """Singular configurations: the generic rank at one configuration (from nearby assembled
 ones) and the singular points along a motion."""
 
-import warnings
 
 import equinox as eqx
 import jax
@@ -17,6 +16,7 @@ from .._linalg import (
     GAUSS_NEWTON_RTOL,
     TINY,
 )
+from .._misc import warn_user
 from .._model import Model
 from .._rank import constraint_rank
 from .assemble import assemble_jit, velocity_units_jit
@@ -149,7 +149,7 @@ def warn_singular(where: str, generic: int, events: list[tuple[float, str]], not
         return
     shown = ", ".join(f"t = {t:.6g} ({'at' if kind == 'at' else 'passes'})" for t, kind in events[:5])
     more = f" and {len(events) - 5} more" if len(events) > 5 else ""
-    warnings.warn(f"{where}: the motion is at or passes a singular configuration (the rank of C "
-                  f"drops below its generic rank {generic}) at {shown}{more}; there the drivers "
-                  "may not determine the motion, the motion may branch, and the reactions' "
-                  f"uniqueness follows the lower rank{note}", stacklevel=3)
+    warn_user(f"{where}: the motion is at or passes a singular configuration (the rank of C "
+              f"drops below its generic rank {generic}) at {shown}{more}; there the drivers "
+              "may not determine the motion, the motion may branch, and the reactions' "
+              f"uniqueness follows the lower rank{note}")

@@ -1,7 +1,6 @@
 """`jmbs.simulate(..., solver=jmbs.RegularizedEuler(h, ...))`: a fixed-step run and its
 `Solution` (host-side checks, one traced program, the saved states' reactions)."""
 
-import warnings
 
 import equinox as eqx
 import jax
@@ -12,7 +11,7 @@ from .._assembly import constraint_terms, element_power, mass_matrix, phi, poten
 from .._bodies import mechanism_size
 from .._kinematics import closure_error
 from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
-from .._misc import check_finite, fail_if, is_traced
+from .._misc import check_finite, fail_if, is_traced, warn_user
 from .._model import Model
 from .._reactions import build_reactions
 from .._solvability.registry import default_uniqueness, resolve_method
@@ -78,8 +77,8 @@ def simulate_fixed_step(model: Model, t1, solver: RegularizedEuler, *, t0=0.0, s
     if not is_traced(q0p, q0):
         moved = float(jnp.max(jnp.abs(q0p - q0)))
         if moved > 1e-10 * float(mechanism_size(model, q0)):
-            warnings.warn(f"{where}: the initial state was off the constraints; projected onto "
-                          f"them: q moved by {moved:.3g}", stacklevel=3)
+            warn_user(f"{where}: the initial state was off the constraints; projected onto "
+                      f"them: q moved by {moved:.3g}")
     if throw:
         sol = fail_if(sol, failures(sol.result),
                       "jmbs.simulate failed; run with throw=False and read Solution.message",

@@ -1,6 +1,5 @@
 """`jmbs.simulate`: defaults, host-side validation, the formulation's `init`, the run, `throw`."""
 
-import warnings
 
 import diffrax
 import equinox as eqx
@@ -10,9 +9,10 @@ import numpy as np
 from .._assembly import check_terms, phi
 from .._formulations.base import AbstractFormulation, Prepared, resolve
 from .._formulations.registry import default_formulation
+from .._gc import compiles
 from .._kinematics import assemble, closure_error, conflict, generic_rank, rheonomic_conflict, warn_singular
 from .._linalg import ON_CONSTRAINTS_TOL
-from .._misc import as_float, check_finite, check_positive, fail_if, is_traced
+from .._misc import as_float, check_finite, check_positive, fail_if, is_traced, warn_user
 from .._model import Model
 from .._reactions import check_friction
 from .._solvability.analysis import element_sets
@@ -31,6 +31,7 @@ from .solution import RESULTS, Solution, failures
 _PROJECTION = Projection()
 
 
+@compiles
 def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prepared | None = None,
              stabilization: AbstractStabilization | None = _PROJECTION,
              solver: "diffrax.AbstractSolver | RegularizedEuler | None" = None, t0: float = 0.0,
@@ -178,8 +179,8 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     # Finish on the host: the warning for a projected start, the run's health, failures.
     if off is not None:
         dq, dv = (float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in ((q0p, q0), (v0p, v0)))
-        warnings.warn(f"jmbs.simulate: the initial state was off the constraints ({off}); "
-                      f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}", stacklevel=2)
+        warn_user(f"jmbs.simulate: the initial state was off the constraints ({off}); "
+                  f"projected onto them: q moved by {dq:.3g}, v by {dv:.3g}")
     if not concrete:
         return _raise_if_failed(sol, "", throw)
     return _diagnose(model, sol, prepared, method, stabilization, stepsize_controller, q_on, t0, t1,
@@ -265,7 +266,7 @@ def _diagnose(model, sol, prepared, method, stabilization, controller, q_on, t0,
         hint = _singular_start(model, method, q_on, t0)
         hint = f"Cause: {hint}." if hint else _conflict_on_the_way(model, sol, t1)
     if hint and not throw:
-        warnings.warn(f"jmbs.simulate failed: {hint}", stacklevel=3)
+        warn_user(f"jmbs.simulate failed: {hint}")
     return _raise_if_failed(sol, hint, throw)
 
 

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._display import html_table
+from .._gc import compiles
 from .._kinematics import generic_rank, rheonomic_conflict
 from .._misc import as_configuration, as_time
 from .._model import Model
@@ -40,6 +41,7 @@ def decisions_at(model: Model, method: AbstractSolvabilityMethod, q, t: float,
     return method.decisions_at(model, jnp.asarray(q, dtype=float), jnp.asarray(t, dtype=float), sets)
 
 
+@compiles
 def solvability(model: Model, q=None, t: float = 0.0, *,
                 method: "str | AbstractSolvabilityMethod | None" = None) -> "SolvabilityReport":
     """Which reactions and driving forces are uniquely determined at one configuration.

@@ -3,7 +3,6 @@ of a driver's coordinate (host-side)."""
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Callable
 
 import jax
@@ -13,7 +12,7 @@ import numpy as np
 from .._display import sweep_html, sweep_line
 from .._kinematics import assemble_jit
 from .._linalg import numerical_rank
-from .._misc import as_configuration
+from .._misc import as_configuration, warn_user
 from .._model import Model
 from .._progress import tqdm
 from .._rank import equilibrated_matrix
@@ -259,8 +258,8 @@ def solvability_path(model: Model, path: Callable, s, *, method=None, xtol: floa
     the wrong size or with NaN.
     """
     if tol is not None:
-        warnings.warn("solvability_path(tol=...) is deprecated: the bracket width is now "
-                      "called xtol", DeprecationWarning, stacklevel=2)
+        warn_user("solvability_path(tol=...) is deprecated: the bracket width is now "
+                  "called xtol", DeprecationWarning)
         xtol = tol
     m = resolve_method(default_uniqueness(model) if method is None else method, model)
     s = np.asarray(s, dtype=float)

@@ -26,7 +26,6 @@ the compiled model, and `io/urdf.py` reads the URDF's own tree to speak of its l
 joints in the notes and errors.
 """
 
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +35,7 @@ import numpy as np
 from .._bodies import point, rotate
 from .._builder.builder import ModelBuilder, check_closed
 from .._expression import Expression
+from .._misc import warn_user
 from .._model import GROUND, Model
 from .._rotations import quat_multiply, quat_to_rot, rot_to_quat
 from .urdf import ONE_COORDINATE, URDFRobot, compile_urdf, is_urdf, read_urdf
@@ -114,10 +114,9 @@ def from_mjcf(source: "str | Path", *, keyframe: "int | str | None" = None,
         if keyframe is not None or controls:
             raise ValueError(f"{source if len(str(source)) < 80 else 'URDF'}: a URDF file has no "
                              "keyframes and no actuators; read it with jmbs.from_urdf")
-        return _urdf_model(mujoco, source, None, warn, stacklevel=4)
+        return _urdf_model(mujoco, source, None, warn)
     mj, label = _compile(mujoco, source)
-    return _read(mujoco, mj, label, keyframe=keyframe, controls=controls, servos=servos, warn=warn,
-                 stacklevel=3)
+    return _read(mujoco, mj, label, keyframe=keyframe, controls=controls, servos=servos, warn=warn)
 
 
 def from_urdf(source: "str | Path", *, positions: "dict[str, float] | None" = None,
@@ -147,10 +146,10 @@ def from_urdf(source: "str | Path", *, positions: "dict[str, float] | None" = No
     root links, a joint naming an unknown link, a moving link without mass, an inertia no
     rigid body has, a planar joint, a floating joint below a moving link, a missing mesh.
     """
-    return _urdf_model(_mujoco("from_urdf"), source, positions, warn, stacklevel=4)
+    return _urdf_model(_mujoco("from_urdf"), source, positions, warn)
 
 
-def _urdf_model(mujoco, source, positions, warn: bool, stacklevel: int) -> Model:
+def _urdf_model(mujoco, source, positions, warn: bool) -> Model:
     robot, _ = read_urdf(source)
     robot.check_tree()
     mj = compile_urdf(mujoco, source, robot)
@@ -165,7 +164,7 @@ def _urdf_model(mujoco, source, positions, warn: bool, stacklevel: int) -> Model
         if not np.isfinite(value):
             raise ValueError(f"{robot.label}: positions: joint {joint!r}: {value} is not finite")
         qpos[mj.jnt_qposadr[j]] = value
-    return _read(mujoco, mj, robot.label, warn=warn, qpos=qpos, urdf=robot, stacklevel=stacklevel)
+    return _read(mujoco, mj, robot.label, warn=warn, qpos=qpos, urdf=robot)
 
 
 def _mujoco(caller: str):
@@ -177,7 +176,7 @@ def _mujoco(caller: str):
 
 
 def _read(mujoco, mj, label: str, *, keyframe=None, controls=None, servos: str = "force",
-          warn: bool = True, qpos=None, urdf: "URDFRobot | None" = None, stacklevel: int = 3) -> Model:
+          warn: bool = True, qpos=None, urdf: "URDFRobot | None" = None) -> Model:
     """The jmbs model of MuJoCo's compiled model `mj` (from MJCF, or from `urdf`)."""
     data = mujoco.MjData(mj)
     ctrl = _pose(mujoco, mj, data, keyframe, label, qpos)
@@ -208,8 +207,7 @@ def _read(mujoco, mj, label: str, *, keyframe=None, controls=None, servos: str =
         model = out.b.build(assemble=True)
     if warn and (out.skipped or out.renamed):
         lines = [f"  - {s}" for s in out.skipped + out.renamed]
-        warnings.warn(f"{label}: not mapped into jmbs, or changed:\n" + "\n".join(lines),
-                      MJCFWarning, stacklevel=stacklevel)
+        warn_user(f"{label}: not mapped into jmbs, or changed:\n" + "\n".join(lines), MJCFWarning)
     return model
 
 
