@@ -2,7 +2,7 @@
 
 Tracing a program creates hundreds of thousands of objects (jaxprs, tracers, MLIR
 operations), many of them alive until the program is compiled, on top of the 150,000
-that the collector tracks after `import jmbs`. CPython's collector meanwhile runs full collections
+that the collector tracks after `import jmbs`. CPython meanwhile runs full collections
 (generation 2) that walk every one of them, again and again as the heap grows: two in
 `import jmbs`, three more in a first `jmbs.simulate` of the A02 chain (N = 40).
 `deferred_full_collections` raises the third threshold while an entry point runs
