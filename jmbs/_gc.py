@@ -5,7 +5,7 @@ operations), many of them alive until the program is compiled, on top of the 150
 that the collector tracks after `import jmbs`. CPython meanwhile runs full collections
 (generation 2) that walk every one of them, again and again as the heap grows: two in
 `import jmbs`, three more in a first `jmbs.simulate` of the A02 chain (N = 40).
-`deferred_full_collections` raises the third threshold while an entry point runs
+`compiles` raises the third threshold while an entry point runs
 (generations 0 and 1 still collect, and refcounting frees non-cyclic garbage at once);
 the deferred full collection comes at the first generation-1 collection after. Measured
 in alternated fresh processes (docs/benchmarks.md, "Python's full collections deferred"):
@@ -15,7 +15,6 @@ median 9.42 -> 9.22 s.
 Nothing here imports JAX: `jmbs/__init__.py` uses it around its own imports.
 """
 
-import contextlib
 import functools
 import gc
 import threading
@@ -48,20 +47,15 @@ def restore() -> None:
             gc.set_threshold(*_saved)
 
 
-@contextlib.contextmanager
-def deferred_full_collections():
-    """`defer` ... `restore` around a block."""
-    defer()
-    try:
-        yield
-    finally:
-        restore()
-
-
 def compiles(fn):
-    """`fn` (an entry point that traces and compiles) run with full collections deferred."""
+    """`fn` (an entry point that traces and compiles) run with full collections deferred.
+    A wrapper in this file, not a `contextlib` decorator: `warn_user` skips jmbs's frames
+    only, and a frame in contextlib.py would be named as the user's line."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with deferred_full_collections():
+        defer()
+        try:
             return fn(*args, **kwargs)
+        finally:
+            restore()
     return wrapper
