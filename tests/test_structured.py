@@ -3,6 +3,8 @@ dense null-space formulation, the structured projection against its defining
 properties, and the IFToMM A02 N-four-bar against its exact one-degree-of-freedom
 reference."""
 
+import re
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -214,3 +216,22 @@ def test_structured_consistent_velocity_equals_the_dense_formula(model):
     expected = v_guess - W @ C.T @ np.linalg.pinv(G, rcond=1e-10, hermitian=True) @ (C @ v_guess + b)
     np.testing.assert_allclose(v, expected, atol=1e-10 * np.max(np.abs(expected)))
     assert np.max(np.abs(C @ v + b)) < 1e-12 * np.max(np.abs(C @ v_guess + b))
+
+
+@pytest.mark.parametrize("model, field, body", [
+    (jmbs.examples.n_four_bar(2), "mass", 1),
+    (jmbs.examples.bricard(), "inertia", 1),
+])
+def test_the_tree_formulation_refuses_a_body_without_positive_definite_mass(model, field, body):
+    """A model changed past the builder's checks (a zero mass; a singular inertia): the
+    block elimination needs every body's inverse mass, and `init` says which body lacks
+    one, with its mass matrix's diagonal."""
+    values = np.array(getattr(model, field))
+    values[body] = 0.0 if field == "mass" else np.diag([0.0, 1.0, 1.0])
+    bad = eqx.tree_at(lambda m: getattr(m, field), model, values)
+    diagonal = ([0.0, 0.0, float(model.inertia[body])] if field == "mass" else
+                [float(model.mass[body])] * 3 + [0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=re.escape(
+            f"body {model.body_names[body]!r} has no positive definite mass matrix (mass and "
+            f"inertia {diagonal})")):
+        jmbs.DivideAndConquer().prepare(bad, bad.q0, 0.0)

@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._assembly import body_mass, constraint_blocks
+from .._assembly import constraint_blocks
 from .._config import RUN_ONCE
 from .._linalg import RANK_RTOL
 from .._misc import as_float
@@ -62,13 +62,15 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
 
     def init(self, model: Model, q, t) -> DivideAndConquerState:
         require_values(self, model, q, t)
-        mass = np.asarray(body_mass(model))
-        for name, Mb in zip(model.body_names, mass):
-            if not np.all(np.linalg.eigvalsh(Mb) > 0):
+        # In NumPy: `body_mass` run op by op would compile three small programs.
+        for name, m, J in zip(model.body_names, np.asarray(model.mass), np.asarray(model.inertia)):
+            J = np.atleast_2d(J)
+            if not (m > 0 and np.all(np.linalg.eigvalsh(J) > 0)):
                 raise ValueError(
                     f"DivideAndConquer: body {name!r} has no positive definite mass matrix (mass "
-                    f"and inertia {np.diag(Mb).tolist()}); the block elimination needs every body's "
-                    "inverse inertia: give it a mass and inertia, or use jmbs.NullSpaceProjection()")
+                    f"and inertia {[float(m)] * model.dim + np.diag(J).tolist()}); the block "
+                    "elimination needs every body's inverse inertia: give it a mass and inertia, "
+                    "or use jmbs.NullSpaceProjection()")
         plan = make_plan(model, self.tree)
         rank, ranks = _connection_ranks(plan, self.rtol, model, q, t)
         return DivideAndConquerState(all_rigid(model), int(rank),
