@@ -108,13 +108,15 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
 
 
 @jitted(compiler_options=RUN_ONCE)  # the host's checks: one evaluation per configuration
-def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None]:
-    """`(Phi, C v + b, C)` from one program: what the host checks at a configuration
-    (closure, velocity residual, the formulations' rank of `C`) share one compiled
-    evaluation (`Phi` is the primal of the velocity residual's JVP). `C` is dense, so
-    from `STRUCTURED_MIN_NV` velocity coordinates on it is None."""
+def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None, Array]:
+    """`(Phi, C v + b, C, L)` from one program: what the host checks at a configuration
+    (closure, velocity residual, the formulations' rank of `C` on the equilibrated
+    matrix, the bodies' characteristic lengths `L` that equilibrate it and scale the
+    health watch's energy) share one compiled evaluation (`Phi` is the primal of the
+    velocity residual's JVP). `C` is dense, so from `STRUCTURED_MIN_NV` velocity
+    coordinates on it is None."""
     C = None if structured(model) else constraint_matrix(model, q, t)
-    return phi(model, q, t), velocity_residual(model, q, v, t), C
+    return phi(model, q, t), velocity_residual(model, q, v, t), C, model.characteristic_lengths()
 
 
 def group_blocks(g, qs: Array, t: Array) -> Array:

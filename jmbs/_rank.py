@@ -74,9 +74,11 @@ def equilibrated_matrix(model: Model, q, t) -> np.ndarray:
     decision at a configuration is made on. Below `STRUCTURED_MIN_NV` `C` comes from
     the program of the host's checks at a configuration (`check_terms`), compiled once
     for them all."""
-    C = (constraint_matrix(model, q, t) if structured(model) else
-         check_terms(model, q, np.zeros(model.nv), np.asarray(t, dtype=float))[2])
-    return scale(np.asarray(C), np.asarray(characteristic_lengths(model)), model.dim)
+    if structured(model):
+        C, L = constraint_matrix(model, q, t), characteristic_lengths(model)
+    else:
+        _, _, C, L = check_terms(model, q, np.zeros(model.nv), np.asarray(t, dtype=float))
+    return scale(np.asarray(C), np.asarray(L), model.dim)
 
 
 def constraint_rank(model: Model, q, t, *, rows=None, rtol: float = RANK_RTOL) -> int:

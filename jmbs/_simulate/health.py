@@ -19,11 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
-from .._assembly import group_inputs, phi
+from .._assembly import check_terms, group_inputs, phi
 from .._forces.base import LoadInputs
 from .._misc import cotangent_shapes, filled_cotangents
 from .._model import Model
-from .._rank import characteristic_lengths
 
 # A step this short (relative to the run's span) that still ends on NaN or infinity
 # means that no step size avoids it: the field itself is not finite there.
@@ -300,7 +299,9 @@ def _energy_scale(model: Model, sol, ok) -> float:
     r0 = q0.reshape(model.n_bodies, -1)[:, :model.dim]
     m, g = np.asarray(model.mass), np.asarray(model.gravity)
     springs = float(np.asarray(sol.energy)[ok][0]) - kinetic + float(np.sum(m * (r0 @ g)))
-    weight = float(np.sum(m * np.asarray(characteristic_lengths(model)))) * float(np.linalg.norm(g))
+    # The lengths from the program of the host's checks, which the run's start compiled.
+    L = check_terms(model, q0, v0, np.asarray(sol.ts)[ok][0])[3]
+    weight = float(np.sum(m * np.asarray(L))) * float(np.linalg.norm(g))
     work = float(np.max(np.abs(np.asarray(sol.work)[ok]), initial=0.0))
     return kinetic + abs(springs) + weight + work
 

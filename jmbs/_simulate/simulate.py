@@ -374,7 +374,7 @@ def _check_initial_state(model: Model, q0, v0, t0, tol: float,
     for what, x in (("q0", q0), ("v0", v0)):
         if not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{what} contains NaN or inf; pass a finite initial state")
-    residual, velocity_error, _ = check_terms(model, q0, v0, t0)
+    residual, velocity_error, _, _ = check_terms(model, q0, v0, t0)
     off, worst, size = closure_error(model, q0, t0, residual)
     if off > tol * size:
         raise ValueError(
