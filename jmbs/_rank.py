@@ -71,9 +71,9 @@ def scaled(C: Float[Array, "nc nv"], L: Float[Array, " nb"], dim: int):
 
 def equilibrated_matrix(model: Model, q, t) -> np.ndarray:
     """Host-side: the equilibrated `C` at `(q, t)` (NumPy), the matrix every rank
-    decision at a configuration is made on. Below `STRUCTURED_MIN_NV` `C` comes from
-    the program of the host's checks at a configuration (`check_terms`), compiled once
-    for them all."""
+    decision at a configuration is made on. Below `STRUCTURED_MIN_NV` `C` and the
+    characteristic lengths come from the program of the host's checks at a
+    configuration (`check_terms`), compiled once for them all."""
     if structured(model):
         C, L = constraint_matrix(model, q, t), characteristic_lengths(model)
     else:
