@@ -177,24 +177,59 @@ def test_mass_matrix_and_gyroscopic_forces():
     np.testing.assert_allclose(F[0:3], (0.0, -9.81, 0.0))
 
 
-def test_a_second_build_of_a_structure_compiles_nothing(caplog):
-    """The model's derivation is compiled once per structure (bodies, elements, functions);
-    other values reuse it."""
+def test_a_build_compiles_nothing_and_a_second_traces_nothing(caplog):
+    """A concrete model's derivation is traced once per structure (bodies, elements,
+    functions) and evaluated on the host: no program is compiled for it; other values
+    reuse the trace."""
 
-    def build(x):
-        b = jmbs.ModelBuilder(dim=2)
-        b.add_body("arm", mass=1.0, inertia=0.1, position=(x, 0.0))
-        b.add_revolute("O", "ground", "arm", point=(0.0, 0.0))
+    def build(x, dim=2):
+        b = jmbs.ModelBuilder(dim=dim)
+        b.add_body("arm", mass=1.0, inertia=0.1 if dim == 2 else (0.1, 0.1, 0.1),
+                   position=(x, 0.0) if dim == 2 else (x, 0.0, 0.0))
+        b.add_revolute("O", "ground", "arm", point=(0.0,) * dim,
+                       **({} if dim == 2 else {"axis": (0.0, 0.0, 1.0)}))
         return b.build(check=False)
 
     build(0.5)
     with jax.log_compiles(), caplog.at_level(logging.WARNING):
         model = build(0.7)
-    assert not [r for r in caplog.records if "ompil" in r.getMessage()], caplog.text
+    assert not [r for r in caplog.records
+                if "ompil" in r.getMessage() or "tracing" in r.getMessage()], caplog.text
     np.testing.assert_array_equal(model.q0, [0.7, 0.0, 0.0])
+    caplog.clear()
     with jax.log_compiles(), caplog.at_level(logging.WARNING):
-        build(0.9)
-        b = jmbs.ModelBuilder(dim=2)
-        b.add_body("arm", mass=1.0, inertia=0.1, position=(0.5, 0.0))
-        b.build(check=False)
-    assert any("ompil" in r.getMessage() for r in caplog.records)  # a new structure does compile
+        build(0.9, dim=3)  # a new structure
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("tracing _derive_model" in m for m in messages), messages
+    assert not [m for m in messages if "ompil" in m], messages
+
+
+@pytest.mark.parametrize("name", sorted(jmbs.examples.ALL))
+def test_the_host_derivation_equals_the_compiled_one(name):
+    """A concrete build is derived on the host (NumPy), a traced `with_params` by the
+    compiled program: every leaf of the model agrees to rounding."""
+    model = jmbs.examples.ALL[name]()
+    traced = jax.jit(lambda values: model.with_params(values))(model.params())
+    assert jax.tree.structure(traced) == jax.tree.structure(model)
+    for a, b in zip(jax.tree.leaves(model), jax.tree.leaves(traced)):
+        assert np.asarray(a).dtype == np.asarray(b).dtype and np.shape(a) == np.shape(b)
+        np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-14,
+                                   atol=1e-14)
+
+
+def test_a_derivation_the_host_does_not_evaluate_is_compiled(caplog):
+    """The build's closure check evaluates a user's constraint function in the
+    derivation; one with an operation the host's evaluator lacks (`jnp.sinh` here) makes
+    the build compile the derivation instead, with the same model."""
+    b = jmbs.ModelBuilder(dim=2)
+    b.add_body("a", mass=1.0, inertia=0.1, position=(1.0, 0.0))
+    b.add_revolute("O", "ground", "a", point=(0.0, 0.0))
+    b.add_constraint("c", ["a"], holonomic=lambda qs, t: jnp.sinh(qs[0][2])[None])
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        model = b.build()
+    assert any("Compiling" in r.getMessage() and "_derive_model" in r.getMessage()
+               for r in caplog.records), caplog.text
+    traced = jax.jit(lambda values: model.with_params(values))(model.params())
+    for x, y in zip(jax.tree.leaves(model), jax.tree.leaves(traced)):
+        np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(jmbs.phi(model, model.q0, 0.0), 0.0, atol=1e-12)

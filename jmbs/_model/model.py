@@ -22,6 +22,7 @@ from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSp
 from .._joints.registry import group_class
 from .._misc import is_traced
 from .._params import ParamVector
+from .host_eval import Unsupported, evaluate
 from .validate import check_motion, numbers, unknown
 
 GROUND = "ground"
@@ -429,20 +430,44 @@ def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[Elem
            and_then: Callable[[Model], Any] | None = None) -> Model | tuple[Model, Any]:
     """The `Model` of these specs and parameter values (traceable in the values); with
     `and_then` (a function of the model, static), `(model, and_then(model))` from the
-    same program (the builder's closure check: one compilation, not two).
+    same trace (the builder's closure check: one derivation, not two).
 
-    Compiled once per structure: the specs and the layout are static (hashable;
+    Traced once per structure: the specs and the layout are static (hashable;
     motion, constraint and force-law functions hash by identity), the values go in as
-    one vector. The program reads each field of every body and element of a kind with
-    one gather, so its size follows the element groups, not the model's size.
+    one vector. Concrete values are derived on the host (`host_eval`: NumPy, no
+    compilation), traced ones by the program inlined in the caller's. The derivation
+    reads each field of every body and element of a kind with one gather, so its size
+    follows the element groups, not the model's size.
     """
     params = ParamVector.of(values)
-    # Concrete values (`build()`): a program that runs once, compiled without LLVM's
-    # optimizations; traced ones (a design sweep's `with_params`) inline the plain one,
-    # which then runs at every call.
-    fn = _derive if is_traced(params.vector) else _derive_once
-    return fn(dim, tuple(body_specs), tuple(element_specs), tuple(force_specs), params.layout,
-              and_then, params.vector)
+    static = (dim, tuple(body_specs), tuple(element_specs), tuple(force_specs), params.layout,
+              and_then)
+    if is_traced(params.vector):  # a design sweep's `with_params`: inlined in the caller's program
+        return _derive(*static, params.vector)
+    # Concrete values (`build()`): the traced derivation evaluated with NumPy, no program
+    # compiled; what the evaluator does not implement (a custom joint's function, say)
+    # compiles a program that runs once, without LLVM's optimizations.
+    vector = np.asarray(params.vector)
+    key = (static, vector.shape, vector.dtype)
+    if key not in _COMPILED:
+        try:
+            closed, tree = _derivation(*key)
+            return jax.tree.unflatten(tree, jax.device_put(evaluate(closed, vector)))
+        except Unsupported:
+            _COMPILED.add(key)
+    return _derive_once(*static, params.vector)
+
+
+# The structures whose derivation the host's evaluator does not implement.
+_COMPILED: set = set()
+
+
+@functools.lru_cache(maxsize=256)
+def _derivation(static: tuple, shape: tuple, dtype):
+    """The derivation's jaxpr for one structure and the output's tree (traced once)."""
+    closed, shapes = jax.make_jaxpr(_derive_model, static_argnums=(0, 1, 2, 3, 4, 5),
+                                    return_shape=True)(*static, jax.ShapeDtypeStruct(shape, dtype))
+    return closed, jax.tree.structure(shapes)
 
 
 def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, and_then, vector):

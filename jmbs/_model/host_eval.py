@@ -1,0 +1,293 @@
+"""Host-side evaluation of a jaxpr with NumPy: a concrete model's derivation without
+compiling a program for it (`model.derive`).
+
+Every new structure's `build()` traced and compiled a program that then ran once
+(0.1-0.3 s of XLA per structure: the largest share of a small model's build, and 405
+compilations in the cold test suite). The derivation's operations are few and simple
+(indexing, broadcasting, elementwise arithmetic, small products, rotations), so the
+traced program is evaluated here operation by operation on NumPy arrays instead: each
+primitive below follows XLA's semantics (`lax`'s documentation) for the parameters the
+derivations use. Anything else raises `Unsupported`, and the caller compiles the program
+as before. Traced values (`with_params` under `jax.grad` or `jax.vmap`) never come here.
+"""
+
+import math
+import string
+
+import jax.extend
+import numpy as np
+
+
+class Unsupported(Exception):
+    """A primitive, or a use of one, that this evaluator does not implement."""
+
+
+def evaluate(closed, *args) -> list[np.ndarray]:
+    """The outputs of the closed jaxpr `closed` at the arrays `args`, as NumPy arrays."""
+    with np.errstate(all="ignore"):  # XLA computes untaken branches silently too
+        return _run(closed.jaxpr, [np.asarray(c) for c in closed.consts], list(args))
+
+
+def _run(jaxpr, consts, args) -> list:
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(v):
+        if isinstance(v, jax.extend.core.Literal):
+            return np.asarray(v.val, dtype=v.aval.dtype)
+        return env[v]
+
+    for eqn in jaxpr.eqns:
+        rule = _RULES.get(eqn.primitive.name)
+        if rule is None:
+            raise Unsupported(eqn.primitive.name)
+        try:
+            out = rule(*[read(v) for v in eqn.invars], **eqn.params)
+            outs = out if eqn.primitive.multiple_results else [out]
+            for v, x in zip(eqn.outvars, outs, strict=True):
+                env[v] = np.asarray(x, dtype=v.aval.dtype).reshape(v.aval.shape)
+        except (TypeError, ValueError, IndexError) as e:  # a use of the primitive not foreseen
+            raise Unsupported(f"{eqn.primitive.name}: {e}") from e
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _call(*args, jaxpr, **_):
+    return _run(jaxpr.jaxpr, [np.asarray(c) for c in jaxpr.consts], list(args))
+
+
+def _cond(index, *args, branches, **_):
+    b = branches[int(np.clip(index, 0, len(branches) - 1))]
+    return _run(b.jaxpr, [np.asarray(c) for c in b.consts], list(args))
+
+
+def _custom_jvp(*args, call_jaxpr, **_):
+    return _run(call_jaxpr.jaxpr, [np.asarray(c) for c in call_jaxpr.consts], list(args))
+
+
+def _platform_index(*_, platforms, **__):
+    """The branch a CPU run takes: one that names `cpu`, else the default (None)."""
+    for k, names in enumerate(platforms):
+        if names is not None and "cpu" in names:
+            return np.int32(k)
+    if None in platforms:
+        return np.int32(platforms.index(None))
+    raise Unsupported("platform_index without a CPU branch")
+
+
+def _broadcast_in_dim(x, *dyn, shape, broadcast_dimensions, **_):
+    if dyn:
+        raise Unsupported("broadcast_in_dim with dynamic shape")
+    kept = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        kept[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(kept), shape)
+
+
+def _reshape(x, *dyn, new_sizes, dimensions, **_):
+    if dyn or dimensions is not None:
+        raise Unsupported("reshape with dimensions")
+    return x.reshape(new_sizes)
+
+
+def _iota(*dyn, dtype, shape, dimension, **_):
+    if dyn:
+        raise Unsupported("iota with dynamic shape")
+    r = np.arange(shape[dimension], dtype=dtype)
+    return np.broadcast_to(r.reshape([-1 if d == dimension else 1 for d in range(len(shape))]), shape)
+
+
+def _select_n(which, *cases):
+    if which.dtype == bool:
+        return np.where(which, cases[1], cases[0]) if len(cases) == 2 else cases[0]
+    return np.choose(which, np.broadcast_arrays(*cases))
+
+
+def _slice(x, start_indices, limit_indices, strides):
+    return x[tuple(slice(a, b, s) for a, b, s in zip(start_indices, limit_indices,
+                                                      strides or [1] * x.ndim))]
+
+
+def _pad(x, value, padding_config):
+    if any(lo < 0 or hi < 0 for lo, hi, _ in padding_config):
+        raise Unsupported("pad with negative edges")
+    shape = [lo + hi + n + max(n - 1, 0) * gap for (lo, hi, gap), n in zip(padding_config, x.shape)]
+    out = np.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(lo, lo + n + max(n - 1, 0) * gap, gap + 1)
+              for (lo, _, gap), n in zip(padding_config, x.shape))] = x
+    return out
+
+
+def _dot_general(a, b, dimension_numbers, **_):
+    """`lax.dot_general` as an `einsum`: batch dimensions first, then `a`'s free ones, then `b`'s."""
+    (ca, cb), (ba, bb) = dimension_numbers
+    letters = iter(string.ascii_letters)
+    la, lb = [""] * a.ndim, [""] * b.ndim
+    for i, j in [*zip(ba, bb), *zip(ca, cb)]:
+        la[i] = lb[j] = next(letters)
+    la, lb = [x or next(letters) for x in la], [x or next(letters) for x in lb]
+    out = ([la[i] for i in ba] + [x for i, x in enumerate(la) if i not in ba and i not in ca]
+           + [x for j, x in enumerate(lb) if j not in bb and j not in cb])
+    return np.einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
+
+
+def _window_index(out_shape, batch_pos, window_pos, indices, operand_shape, sizes, *, collapsed,
+                  index_map, operand_batching, indices_batching):
+    """Per output (update) element, its operand index (a tuple of arrays of `out_shape`) and
+    whether its window starts in bounds: the index arithmetic `gather` and `scatter` share
+    (XLA's semantics; the index vector is the last axis of `indices`)."""
+    mesh = np.indices(out_shape, dtype=np.int64)
+    batch = tuple(mesh[p] for p in batch_pos)
+    start = indices[batch] if batch else indices.reshape(out_shape[:0] + (-1,))
+    window = [d for d in range(len(operand_shape)) if d not in collapsed and d not in operand_batching]
+    index, inside = [], np.ones(out_shape, bool)
+    for d in range(len(operand_shape)):
+        s = np.zeros(out_shape, np.int64)
+        if d in index_map:
+            raw = start[..., index_map.index(d)].astype(np.int64)
+            s = np.clip(raw, 0, operand_shape[d] - sizes[d])
+            inside &= s == raw
+        if d in operand_batching:
+            s = batch[indices_batching[operand_batching.index(d)]]
+        if d in window:
+            s = s + mesh[window_pos[window.index(d)]]
+        index.append(s)
+    return tuple(index), inside
+
+
+def _gather(x, indices, dimension_numbers, slice_sizes, mode, fill_value=None, **_):
+    dn = dimension_numbers
+    rank = indices.ndim - 1 + len(dn.offset_dims)
+    batch_pos = [p for p in range(rank) if p not in dn.offset_dims]
+    window = [d for d in range(x.ndim) if d not in dn.collapsed_slice_dims
+              and d not in dn.operand_batching_dims]
+    shape = [0] * rank
+    for p, n in zip(batch_pos, indices.shape[:-1]):
+        shape[p] = n
+    for p, d in zip(dn.offset_dims, window):
+        shape[p] = slice_sizes[d]
+    index, inside = _window_index(
+        tuple(shape), batch_pos, list(dn.offset_dims), indices, x.shape, slice_sizes,
+        collapsed=tuple(dn.collapsed_slice_dims), index_map=tuple(dn.start_index_map),
+        operand_batching=tuple(dn.operand_batching_dims),
+        indices_batching=tuple(dn.start_indices_batching_dims))
+    if "FILL" in str(mode) and not inside.all():
+        raise Unsupported("gather out of bounds with a fill value")
+    return x[index]
+
+
+def _scatter(x, indices, updates, dimension_numbers, mode, update_jaxpr=None, **_):
+    dn = dimension_numbers
+    batch_pos = [p for p in range(updates.ndim) if p not in dn.update_window_dims]
+    window = [d for d in range(x.ndim) if d not in dn.inserted_window_dims
+              and d not in dn.operand_batching_dims]
+    sizes = [1] * x.ndim
+    for p, d in zip(dn.update_window_dims, window):
+        sizes[d] = updates.shape[p]
+    index, inside = _window_index(
+        updates.shape, batch_pos, list(dn.update_window_dims), indices, x.shape, sizes,
+        collapsed=tuple(dn.inserted_window_dims), index_map=tuple(dn.scatter_dims_to_operand_dims),
+        operand_batching=tuple(dn.operand_batching_dims),
+        indices_batching=tuple(dn.scatter_indices_batching_dims))
+    if not inside.all():
+        raise Unsupported("scatter out of bounds")
+    out = np.array(x, copy=True)
+    out[index] = updates
+    return out
+
+
+def _dynamic_slice(x, *starts, slice_sizes):
+    if len(starts) != x.ndim:
+        raise Unsupported("dynamic_slice with dynamic sizes")
+    s = [int(np.clip(i, 0, n - k)) for i, n, k in zip(starts, x.shape, slice_sizes)]
+    return x[tuple(slice(a, a + k) for a, k in zip(s, slice_sizes))]
+
+
+def _dynamic_update_slice(x, update, *starts):
+    s = [int(np.clip(i, 0, n - k)) for i, n, k in zip(starts, x.shape, update.shape)]
+    out = np.array(x, copy=True)
+    out[tuple(slice(a, a + k) for a, k in zip(s, update.shape))] = update
+    return out
+
+
+def _div(a, b):
+    if np.issubdtype(a.dtype, np.integer):  # lax.div rounds toward zero
+        q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
+        return np.where(b == 0, -1, np.sign(a) * np.sign(b) * q)
+    return a / b
+
+
+def _argminmax(fn):
+    def rule(x, axes, index_dtype):
+        (axis,) = axes
+        return fn(x, axis=axis).astype(index_dtype)
+    return rule
+
+
+def _reduce(fn):
+    def rule(x, axes, **_):
+        return fn(x, axis=tuple(int(a) for a in axes))
+    return rule
+
+
+def _unary(fn):
+    def rule(x, **_):
+        return fn(x)
+    return rule
+
+
+def _binary(fn):
+    def rule(a, b, **_):
+        return fn(a, b)
+    return rule
+
+
+def _split(x, sizes, axis):
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def _convert(x, new_dtype, **_):
+    if np.issubdtype(new_dtype, np.integer) and np.issubdtype(x.dtype, np.floating):
+        if not np.all(np.isfinite(x)):
+            raise Unsupported("non-finite value converted to an integer")
+    return x.astype(new_dtype)
+
+
+_RULES = {
+    "jit": _call, "pjit": _call, "closed_call": _call, "core_call": _call, "cond": _cond,
+    "custom_jvp_call": _custom_jvp, "platform_index": _platform_index,
+    "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
+    "squeeze": lambda x, dimensions: np.squeeze(x, axis=tuple(dimensions)),
+    "expand_dims": lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
+    "transpose": lambda x, permutation: np.transpose(x, permutation),
+    "concatenate": lambda *xs, dimension: np.concatenate(xs, axis=dimension),
+    "stack": lambda *xs, axis: np.stack(xs, axis=axis), "split": _split,
+    "slice": _slice, "pad": _pad, "gather": _gather, "scatter": _scatter,
+    "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
+    "select_n": _select_n, "convert_element_type": _convert,
+    "copy": lambda x: x, "copy_p": lambda x: x, "stop_gradient": lambda x: x,
+    "optimization_barrier": lambda *xs: list(xs),
+    "dot_general": _dot_general,
+    "reduce_sum": _reduce(np.sum), "reduce_max": _reduce(np.max), "reduce_min": _reduce(np.min),
+    "reduce_prod": _reduce(np.prod), "reduce_and": _reduce(np.all), "reduce_or": _reduce(np.any),
+    "argmax": _argminmax(np.argmax), "argmin": _argminmax(np.argmin),
+    "add": _binary(np.add), "sub": _binary(np.subtract), "mul": _binary(np.multiply),
+    "div": _binary(_div), "rem": _binary(np.fmod), "pow": _binary(np.power),
+    "max": _binary(np.maximum), "min": _binary(np.minimum), "atan2": _binary(np.arctan2),
+    "nextafter": _binary(np.nextafter),
+    "eq": _binary(np.equal), "ne": _binary(np.not_equal), "lt": _binary(np.less),
+    "le": _binary(np.less_equal), "gt": _binary(np.greater), "ge": _binary(np.greater_equal),
+    "and": _binary(np.bitwise_and), "or": _binary(np.bitwise_or), "xor": _binary(np.bitwise_xor),
+    "not": _unary(np.invert), "neg": _unary(np.negative), "abs": _unary(np.abs),
+    "sign": _unary(np.sign), "floor": _unary(np.floor), "ceil": _unary(np.ceil),
+    "sqrt": _unary(np.sqrt), "rsqrt": _unary(lambda x: 1.0 / np.sqrt(x)),
+    "cbrt": _unary(np.cbrt), "exp": _unary(np.exp), "log": _unary(np.log),
+    "expm1": _unary(np.expm1), "log1p": _unary(np.log1p), "tanh": _unary(np.tanh),
+    "sin": _unary(np.sin), "cos": _unary(np.cos), "tan": _unary(np.tan),
+    "asin": _unary(np.arcsin), "acos": _unary(np.arccos), "atan": _unary(np.arctan),
+    "square": _unary(np.square), "is_finite": _unary(np.isfinite),
+    "integer_pow": lambda x, y: x ** y,
+    "clamp": lambda lo, x, hi: np.clip(x, lo, hi),
+    "round": lambda x, rounding_method: (np.round(x) if int(rounding_method) == 1
+                                         else np.sign(x) * np.floor(np.abs(x) + 0.5)),
+    "erf": _unary(np.vectorize(math.erf, otypes=[float])),
+}
