@@ -17,15 +17,19 @@ from ._bodies import GROUND_Q, NQ, NV, body_N, body_qdot, sum_terms
 from ._config import RUN_ONCE, require_x64
 from ._custom_types import Scalar
 from ._forces.base import LoadInputs
+from ._host_eval import host_or_compiled
 from ._linalg import inverse3, structured
+from ._misc import is_traced
 from ._model import Model
 from ._rotations import cross
 
 
-def jitted(fn=None, *, compiler_options=None):
+def jitted(fn=None, *, compiler_options=None, host: bool = False):
     """`jax.jit` that also takes lists for the array arguments after the model, and
     refuses to run in 32-bit mode (every jmbs computation passes through here).
-    `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks).
+    `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks); `host`:
+    concrete arguments are evaluated with NumPy (`host_or_compiled`: no program compiled
+    for a call that runs once).
 
     Python floats go to `jax.jit` as NumPy float64 scalars (traced: a new time does not
     retrace; typed as the `jnp.asarray(t, float)` other jmbs functions pass, so that both
@@ -33,7 +37,7 @@ def jitted(fn=None, *, compiler_options=None):
     array); sequences become NumPy arrays.
     """
     if fn is None:
-        return functools.partial(jitted, compiler_options=compiler_options)
+        return functools.partial(jitted, compiler_options=compiler_options, host=host)
     compiled = jax.jit(fn, compiler_options=compiler_options)
     signature = inspect.signature(fn)
 
@@ -47,6 +51,8 @@ def jitted(fn=None, *, compiler_options=None):
                 a if isinstance(a, (jax.Array, int)) else np.asarray(a, dtype=float) for a in rest]
         for name, a in zip(list(bound.arguments)[1:], rest):
             _check_shape(fn.__name__, name, a, model)
+        if host and not is_traced(model, rest):
+            return host_or_compiled(fn, compiled, model, *rest)
         return compiled(model, *rest)
 
     return wrapper
@@ -107,7 +113,7 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
     return scatter_rows(model, vals)
 
 
-@jitted(compiler_options=RUN_ONCE)  # the host's checks: one evaluation per configuration
+@jitted(compiler_options=RUN_ONCE, host=True)  # the host's checks: once per configuration
 def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None, Array]:
     """`(Phi, C v + b, C, L)` from one program: what the host checks at a configuration
     (closure, velocity residual, the formulations' rank of `C` on the equilibrated

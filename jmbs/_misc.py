@@ -13,6 +13,7 @@ import numpy as np
 from jaxtyping import Array
 
 from ._config import RUN_ONCE
+from ._host_eval import host_or_compiled
 
 # A warning names the user's line: the frames in jmbs's own files are skipped, however
 # deep inside jmbs the call that warns (an entry point's wrapper, a helper many share).
@@ -34,15 +35,21 @@ class RunOnce:
     `RUN_ONCE` (it evaluates one state once per call: LLVM's optimizations cost more
     compile time than they save); on traced input (`jax.grad`, `jax.vmap`, `jax.jit`
     over the call, where JAX takes no compiler options) the plain one, inlined into the
-    caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers."""
+    caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers. With
+    `host`, concrete input is evaluated with NumPy instead of compiling `top`
+    (`host_or_compiled`: for small programs, where Python's cost per operation is less
+    than a compilation)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, host: bool = False):
+        self.fn, self.host = fn, host
         self.top = eqx.filter_jit(fn, compiler_options=RUN_ONCE)
         self.nested = eqx.filter_jit(fn)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args):
-        return (self.nested if is_traced(args) else self.top)(*args)
+        if is_traced(args):
+            return self.nested(*args)
+        return host_or_compiled(self.fn, self.top, *args) if self.host else self.top(*args)
 
 
 def cotangent_shapes(out):

@@ -26,6 +26,10 @@ write their own formulation, solvability method or analysis (as lineax's
   `C`; `band_plan`, `block_tridiagonal_solve`: a bandwidth-reducing order of a sparse
   symmetric matrix and the block Cholesky solve in it (`jmbs.RegularizedEuler`'s solve
   for long chains).
+- `host_or_compiled`, `HOST_USES`: a function of concrete arrays that runs once,
+  evaluated from its jaxpr with NumPy instead of compiled (how `build()` derives a model
+  and `simulate` checks its initial state); compiled where the evaluator lacks an
+  operation, or after `HOST_USES` calls of one structure.
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
   `CRITERION_TOL`, `MARGINAL_DECADES`: the one rank rule (see `docs/architecture.md`).
 """
@@ -43,6 +47,8 @@ from ._formulations.divide_and_conquer import DivideAndConquerState as DivideAnd
 from ._formulations.elimination import EliminationState as EliminationState
 from ._formulations.penalty import PenaltyState as PenaltyState
 from ._formulations.pseudoinverse import PseudoinverseState as PseudoinverseState
+from ._host_eval import HOST_USES as HOST_USES
+from ._host_eval import host_or_compiled as host_or_compiled
 from ._kinematics.sampling import walk as sample_walk
 from ._kinematics.sampling import walks_jit as sample_walks
 from ._linalg import CRITERION_TOL as CRITERION_TOL
@@ -71,7 +77,7 @@ __all__ = ["AbstractFormulationState", "AssemblyStep", "band_plan", "block_tridi
            "blocks_matvec", "blocks_rmatvec", "BlockTerms", "constraint_blocks", "constraint_rank",
            "CRITERION_TOL", "gram_pattern", "inverse_body_mass", "weighted_gram",
            "DenseTerms", "DivideAndConquerState", "dynamics_terms", "DynamicsTerms", "EliminationState",
-           "equilibrate", "FormulationState", "HUB_DEGREE", "HUB_SHARE", "MARGINAL_DECADES",
-           "numerical_rank", "PenaltyState",
+           "equilibrate", "FormulationState", "HOST_USES", "host_or_compiled", "HUB_DEGREE",
+           "HUB_SHARE", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
            "PseudoinverseState", "rank_decision", "RANK_RTOL", "RankDecision", "RankState", "sample_walk",
            "sample_walks", "small_svd", "jacobi_svd", "STRUCTURED_MIN_NV", "sweep_defaults"]

@@ -8,9 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._assembly import constraint_blocks
-from .._config import RUN_ONCE
 from .._linalg import RANK_RTOL
-from .._misc import as_float
+from .._misc import RunOnce, as_float
 from .._model import Model
 from .._solvability.dca import scaled_blocks
 from .._terms import DynamicsTerms, dynamics_terms
@@ -85,7 +84,7 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
         return solve(state.plan, vals, mass, terms.F, terms.gamma, state.node_ranks, None)
 
 
-@functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)  # values required: top level
+@functools.partial(RunOnce, host=True)  # values required: top level
 def _connection_ranks(plan: Plan, rtol: float, model: Model, q, t):
     """The rank of every connection at `(q, t)`, by the rank rule on the equilibrated
     blocks of `C`, as `jmbs.DCA` decides it (its scaling, reference and tolerance), so the

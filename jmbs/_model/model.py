@@ -18,11 +18,11 @@ from .._bodies import NQ, NV, body_qdot, point, reference_q, rotation
 from .._config import RUN_ONCE
 from .._forces.base import ForceSpec
 from .._forces.registry import bounded_parameters, force_class
+from .._host_eval import host_or_compiled
 from .._joints.base import AbstractElement, DeriveContext, DriverSpec, ElementSpec
 from .._joints.registry import group_class
 from .._misc import is_traced
 from .._params import ParamVector
-from .host_eval import Unsupported, evaluate
 from .validate import check_motion, numbers, unknown
 
 GROUND = "ground"
@@ -434,7 +434,7 @@ def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[Elem
 
     Traced once per structure: the specs and the layout are static (hashable;
     motion, constraint and force-law functions hash by identity), the values go in as
-    one vector. Concrete values are derived on the host (`host_eval`: NumPy, no
+    one vector. Concrete values are derived on the host (`_host_eval`: NumPy, no
     compilation), traced ones by the program inlined in the caller's. The derivation
     reads each field of every body and element of a kind with one gather, so its size
     follows the element groups, not the model's size.
@@ -444,35 +444,10 @@ def derive(dim: int, body_specs: tuple[BodySpec, ...], element_specs: tuple[Elem
               and_then)
     if is_traced(params.vector):  # a design sweep's `with_params`: inlined in the caller's program
         return _derive(*static, params.vector)
-    # Concrete values (`build()`): the traced derivation evaluated with NumPy, no program
-    # compiled. A structure derived many times (a design loop's concrete `with_params`),
-    # or one whose derivation the evaluator does not implement (a custom joint's
-    # function, say), compiles a program without LLVM's optimizations instead: ~0.2 ms a
-    # call against the host's ~2.5 ms (the Bricard), for ~0.2 s of compilation once.
-    vector = np.asarray(params.vector)
-    key = (static, vector.shape, vector.dtype)
-    uses = _HOST_USES[key] = _HOST_USES.get(key, 0) + 1
-    if uses <= HOST_USES:
-        try:
-            closed, tree = _derivation(*key)
-            return jax.tree.unflatten(tree, jax.device_put(evaluate(closed, vector)))
-        except Unsupported:
-            _HOST_USES[key] = HOST_USES + 1
-    return _derive_once(*static, params.vector)
-
-
-# How many concrete derivations of one structure the host evaluates before compiling;
-# the structures' counts.
-HOST_USES = 64
-_HOST_USES: dict = {}
-
-
-@functools.lru_cache(maxsize=256)
-def _derivation(static: tuple, shape: tuple, dtype):
-    """The derivation's jaxpr for one structure and the output's tree (traced once)."""
-    closed, shapes = jax.make_jaxpr(_derive_model, static_argnums=(0, 1, 2, 3, 4, 5),
-                                    return_shape=True)(*static, jax.ShapeDtypeStruct(shape, dtype))
-    return closed, jax.tree.structure(shapes)
+    # Concrete values (`build()`): evaluated with NumPy on the host, no program compiled
+    # (a derivation the host's evaluator lacks, or a design loop's many, compiles one
+    # that runs once, without LLVM's optimizations).
+    return host_or_compiled(_derive_model, _derive_once, *static, params.vector)
 
 
 def _derive_model(dim: int, body_specs, element_specs, force_specs, layout, and_then, vector):

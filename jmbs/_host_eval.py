@@ -1,21 +1,65 @@
-"""Host-side evaluation of a jaxpr with NumPy: a concrete model's derivation without
-compiling a program for it (`model.derive`).
+"""Host-side evaluation of a jaxpr with NumPy: a program that runs once on concrete
+values (a model's derivation, the checks at an initial state) without compiling it.
 
-Every new structure's `build()` traced and compiled a program that then ran once
-(0.1-0.3 s of XLA per structure: the largest share of a small model's build, and 405
-compilations in the cold test suite). The derivation's operations are few and simple
-(indexing, broadcasting, elementwise arithmetic, small products, rotations), so the
-traced program is evaluated here operation by operation on NumPy arrays instead: each
-primitive below follows XLA's semantics (`lax`'s documentation) for the parameters the
-derivations use. Anything else raises `Unsupported`, and the caller compiles the program
-as before. Traced values (`with_params` under `jax.grad` or `jax.vmap`) never come here.
+A new structure's `build()` traced and compiled a program that then ran once (0.1-0.3 s
+of XLA: the largest share of a small model's build, and 405 compilations in the cold
+test suite), and a first `simulate` compiled its initial state's checks (0.3 s). Their
+operations are few and simple (indexing, broadcasting, elementwise arithmetic, small
+products, rotations, their derivatives), so the traced program is evaluated here
+operation by operation on NumPy arrays instead: each primitive below follows XLA's
+semantics (`lax`'s documentation) for the parameters these programs use. Anything else
+raises `Unsupported`, and the caller compiles the program as before; so does a
+structure evaluated more than `HOST_USES` times (a loop over values, where the compiled
+program's ~0.2 ms a call beats the host's milliseconds). Traced values (under
+`jax.grad`, `jax.vmap` or `jax.jit`) never come here.
 """
 
+import functools
 import math
 import string
 
+import equinox as eqx
 import jax.extend
 import numpy as np
+
+# How many calls of one structure the host evaluates before compiling it instead.
+HOST_USES = 64
+_USES: dict = {}
+
+
+def host_or_compiled(fn, compiled, *args):
+    """`fn(*args)` for concrete `args`: `fn`'s jaxpr (traced once per structure: the
+    non-array arguments and the arrays' shapes) evaluated with NumPy, the outputs put on
+    the device; `compiled(*args)` (`fn` jitted) where the evaluator lacks an operation
+    or after `HOST_USES` calls of the structure."""
+    dynamic, static = eqx.partition(args, eqx.is_array)
+    leaves, tree = jax.tree.flatten(dynamic)
+    leaves = [np.asarray(x) for x in leaves]
+    fixed, fixed_tree = jax.tree.flatten(static)
+    key = (fn, tree, fixed_tree, tuple(fixed), tuple((x.shape, x.dtype) for x in leaves))
+    uses = _USES[key] = _USES.get(key, 0) + 1
+    if uses <= HOST_USES:
+        try:
+            closed, out_tree = _traced(key)
+            return jax.tree.unflatten(out_tree, jax.device_put(evaluate(closed, *leaves)))
+        except Unsupported:
+            _USES[key] = HOST_USES + 1
+    return compiled(*args)
+
+
+@functools.lru_cache(maxsize=256)
+def _traced(key):
+    """The closed jaxpr of `fn` as a function of its array leaves, and its output tree."""
+    fn, tree, fixed_tree, fixed, avals = key
+    static = jax.tree.unflatten(fixed_tree, fixed)
+
+    def flat(*leaves):
+        return fn(*eqx.combine(jax.tree.unflatten(tree, leaves), static))
+
+    flat.__name__ = flat.__qualname__ = fn.__name__  # as the compile log names it
+    closed, shapes = jax.make_jaxpr(flat, return_shape=True)(
+        *[jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in avals])
+    return closed, jax.tree.structure(shapes)
 
 
 class Unsupported(Exception):
@@ -62,6 +106,87 @@ def _cond(index, *args, branches, **_):
 
 def _custom_jvp(*args, call_jaxpr, **_):
     return _run(call_jaxpr.jaxpr, [np.asarray(c) for c in call_jaxpr.consts], list(args))
+
+
+def _scan(*args, jaxpr, length, reverse, ft_in, **_):
+    """`lax.scan`: `ft_in` holds the numbers of constants, carried values and scanned
+    inputs (JAX 0.12's flat trees; any other form is `Unsupported`)."""
+    try:
+        n_consts, n_carry, _ = (len(part) for part in ft_in.unpack())
+    except Exception as e:
+        raise Unsupported(f"scan parameters {ft_in!r}") from e
+    body = jaxpr.jaxpr if hasattr(jaxpr, "jaxpr") else jaxpr
+    consts = [np.asarray(c) for c in getattr(jaxpr, "consts", ())]
+    fixed, carry, xs = args[:n_consts], list(args[n_consts:n_consts + n_carry]), args[n_consts + n_carry:]
+    ys = []
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        out = _run(body, consts, [*fixed, *carry, *(x[i] for x in xs)])
+        carry, y = out[:n_carry], out[n_carry:]
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    n_ys = len(body.outvars) - n_carry
+    stacked = [np.stack([y[k] for y in ys]) if ys else
+               np.zeros((0, *body.outvars[n_carry + k].aval.shape), body.outvars[n_carry + k].aval.dtype)
+               for k in range(n_ys)]
+    return [*carry, *stacked]
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts, body_consts = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts]
+    state = list(args[cond_nconsts + body_nconsts:])
+    while _call(*cond_consts, *state, jaxpr=cond_jaxpr)[0]:
+        state = _call(*body_consts, *state, jaxpr=body_jaxpr)
+    return state
+
+
+def _linalg(fn):
+    """A LAPACK-backed primitive: NumPy's failure (a matrix not positive definite, say)
+    is `Unsupported`, and the caller compiles (XLA returns NaN there)."""
+    def rule(*args, **params):
+        try:
+            return fn(*args, **params)
+        except np.linalg.LinAlgError as e:
+            raise Unsupported(str(e)) from e
+    return rule
+
+
+def _svd(x, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
+    if subset_by_index not in (None, (0, min(x.shape[-2:]))):
+        raise Unsupported("svd of a subset")
+    if not compute_uv:
+        return [np.linalg.svd(x, compute_uv=False)]
+    u, s, vt = np.linalg.svd(x, full_matrices=full_matrices)
+    return [s, u, vt]
+
+
+def _eigh(x, lower, sort_eigenvalues, subset_by_index=None, algorithm=None):
+    if subset_by_index not in (None, (0, x.shape[-1])):
+        raise Unsupported("eigh of a subset")
+    w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
+    return [v, w]
+
+
+def _qr(x, full_matrices, pivoting=False, **_):
+    if pivoting:
+        raise Unsupported("qr with pivoting")
+    q, r = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    return [q, r]
+
+
+def _triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    a = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        n = a.shape[-1]
+        a = a.copy()
+        a[..., np.arange(n), np.arange(n)] = 1.0
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if conjugate_a:
+        a = np.conj(a)
+    if left_side:  # op(a) x = b
+        return np.linalg.solve(a, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
 
 
 def _platform_index(*_, platforms, **__):
@@ -150,7 +275,7 @@ def _window_index(out_shape, batch_pos, window_pos, indices, operand_shape, size
             s = batch[indices_batching[operand_batching.index(d)]]
         if d in window:
             s = s + mesh[window_pos[window.index(d)]]
-        index.append(s)
+        index.append(np.broadcast_to(s, out_shape))
     return tuple(index), inside
 
 
@@ -175,7 +300,14 @@ def _gather(x, indices, dimension_numbers, slice_sizes, mode, fill_value=None, *
     return x[index]
 
 
-def _scatter(x, indices, updates, dimension_numbers, mode, update_jaxpr=None, **_):
+def _scatter(combine):
+    """`lax.scatter` (`combine` None: the update replaces) and its `scatter-add` kind of
+    primitives (`combine` the NumPy ufunc). An update window that does not fit in the
+    operand is dropped (XLA's default) or, in `CLIP` mode, moved inside."""
+    return lambda *args, **params: _scatter_with(combine, *args, **params)
+
+
+def _scatter_with(combine, x, indices, updates, dimension_numbers, mode, update_jaxpr=None, **_):
     dn = dimension_numbers
     batch_pos = [p for p in range(updates.ndim) if p not in dn.update_window_dims]
     window = [d for d in range(x.ndim) if d not in dn.inserted_window_dims
@@ -188,10 +320,13 @@ def _scatter(x, indices, updates, dimension_numbers, mode, update_jaxpr=None, **
         collapsed=tuple(dn.inserted_window_dims), index_map=tuple(dn.scatter_dims_to_operand_dims),
         operand_batching=tuple(dn.operand_batching_dims),
         indices_batching=tuple(dn.scatter_indices_batching_dims))
-    if not inside.all():
-        raise Unsupported("scatter out of bounds")
+    if "CLIP" not in str(mode):
+        index, updates = tuple(i[inside] for i in index), updates[inside]
     out = np.array(x, copy=True)
-    out[index] = updates
+    if combine is None:
+        out[index] = updates
+    else:
+        combine.at(out, index, updates)
     return out
 
 
@@ -254,6 +389,9 @@ def _convert(x, new_dtype, **_):
 
 _RULES = {
     "jit": _call, "pjit": _call, "closed_call": _call, "core_call": _call, "cond": _cond,
+    "scan": _scan, "while": _while,
+    "cholesky": _linalg(np.linalg.cholesky), "svd": _linalg(_svd), "eigh": _linalg(_eigh),
+    "qr": _linalg(_qr), "triangular_solve": _linalg(_triangular_solve),
     "custom_jvp_call": _custom_jvp, "platform_index": _platform_index,
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
     "squeeze": lambda x, dimensions: np.squeeze(x, axis=tuple(dimensions)),
@@ -261,7 +399,11 @@ _RULES = {
     "transpose": lambda x, permutation: np.transpose(x, permutation),
     "concatenate": lambda *xs, dimension: np.concatenate(xs, axis=dimension),
     "stack": lambda *xs, axis: np.stack(xs, axis=axis), "split": _split,
-    "slice": _slice, "pad": _pad, "gather": _gather, "scatter": _scatter,
+    "slice": _slice, "pad": _pad, "gather": _gather, "scatter": _scatter(None),
+    "scatter-add": _scatter(np.add), "scatter_add": _scatter(np.add),
+    "scatter-mul": _scatter(np.multiply), "scatter_mul": _scatter(np.multiply),
+    "scatter-min": _scatter(np.minimum), "scatter_min": _scatter(np.minimum),
+    "scatter-max": _scatter(np.maximum), "scatter_max": _scatter(np.maximum), "add_any": _binary(np.add),
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "select_n": _select_n, "convert_element_type": _convert,
     "copy": lambda x: x, "copy_p": lambda x: x, "stop_gradient": lambda x: x,
