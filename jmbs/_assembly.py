@@ -24,7 +24,7 @@ from ._model import Model
 from ._rotations import cross
 
 
-def jitted(fn=None, *, compiler_options=None, host: bool = False):
+def jitted(fn=None, *, compiler_options=None, host: bool = True):
     """`jax.jit` that also takes lists for the array arguments after the model, and
     refuses to run in 32-bit mode (every jmbs computation passes through here).
     `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks); `host`:

@@ -9,41 +9,51 @@ products, rotations, their derivatives), so the traced program is evaluated here
 operation by operation on NumPy arrays instead: each primitive below follows XLA's
 semantics (`lax`'s documentation) for the parameters these programs use. Anything else
 raises `Unsupported`, and the caller compiles the program as before; so does a
-structure evaluated more than `HOST_USES` times (a loop over values, where the compiled
-program's ~0.2 ms a call beats the host's milliseconds). Traced values (under
+structure evaluated `HOST_USES` times or for `HOST_SECONDS` (a loop over values, where
+the compiled program's fraction of a millisecond a call beats the host's milliseconds). Traced values (under
 `jax.grad`, `jax.vmap` or `jax.jit`) never come here.
 """
 
 import functools
 import math
 import string
+import time
 
 import equinox as eqx
 import jax.extend
 import numpy as np
 
-# How many calls of one structure the host evaluates before compiling it instead.
+# How many calls of one structure the host evaluates, and for how long in all, before
+# compiling it instead (about what a compilation costs: 0.2-2 s on two cores).
 HOST_USES = 64
-_USES: dict = {}
+HOST_SECONDS = 0.25
+_USES: dict = {}  # per structure: [calls, seconds]
 
 
 def host_or_compiled(fn, compiled, *args):
     """`fn(*args)` for concrete `args`: `fn`'s jaxpr (traced once per structure: the
     non-array arguments and the arrays' shapes) evaluated with NumPy, the outputs put on
-    the device; `compiled(*args)` (`fn` jitted) where the evaluator lacks an operation
-    or after `HOST_USES` calls of the structure."""
+    the device; `compiled(*args)` (`fn` jitted) where the evaluator lacks an operation,
+    and after `HOST_USES` calls of the structure or `HOST_SECONDS` of their evaluation."""
     dynamic, static = eqx.partition(args, eqx.is_array)
     leaves, tree = jax.tree.flatten(dynamic)
     leaves = [np.asarray(x) for x in leaves]
     fixed, fixed_tree = jax.tree.flatten(static)
     key = (fn, tree, fixed_tree, tuple(fixed), tuple((x.shape, x.dtype) for x in leaves))
-    uses = _USES[key] = _USES.get(key, 0) + 1
-    if uses <= HOST_USES:
+    if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
+        _USES.clear()
+    uses = _USES.setdefault(key, [0, 0.0])
+    if uses[0] < HOST_USES and uses[1] < HOST_SECONDS:
         try:
             closed, out_tree = _traced(key)
-            return jax.tree.unflatten(out_tree, jax.device_put(evaluate(closed, *leaves)))
-        except Unsupported:
-            _USES[key] = HOST_USES + 1
+            start = time.perf_counter()
+            out = jax.tree.unflatten(out_tree, jax.device_put(evaluate(closed, *leaves)))
+        except Exception:  # `Unsupported`, or a use of NumPy not foreseen; an error of
+            uses[0] = HOST_USES  # `fn`'s own is raised again by its compilation
+        else:
+            uses[0] += 1
+            uses[1] += time.perf_counter() - start
+            return out
     return compiled(*args)
 
 
@@ -168,10 +178,41 @@ def _eigh(x, lower, sort_eigenvalues, subset_by_index=None, algorithm=None):
 
 
 def _qr(x, full_matrices, pivoting=False, **_):
-    if pivoting:
-        raise Unsupported("qr with pivoting")
-    q, r = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
-    return [q, r]
+    mode = "full" if full_matrices else "economic"
+    if not pivoting:
+        return list(np.linalg.qr(x, mode="complete" if full_matrices else "reduced"))
+    import scipy.linalg  # here: importing it costs `import jmbs` 0.07 s
+
+    flat = x.reshape(-1, *x.shape[-2:])  # LAPACK's geqp3, one matrix at a time
+    parts = [scipy.linalg.qr(a, mode=mode, pivoting=True) for a in flat]
+    return [np.stack([part[k] for part in parts]).reshape(*x.shape[:-2], *parts[0][k].shape)
+            if parts else np.zeros(0) for k in range(3)]
+
+
+def _lu(x):
+    """`lax.linalg.lu`: LAPACK's getrf (the factors, its row swaps 0-based) and the
+    permutation the swaps make."""
+    import scipy.linalg
+
+    flat = x.reshape(-1, *x.shape[-2:])
+    m, k = x.shape[-2], min(x.shape[-2:])
+    lus, swaps, perms = [], [], []
+    for a in flat:
+        lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
+        perm = np.arange(m)
+        for i, j in enumerate(piv[:k]):
+            perm[[i, j]] = perm[[j, i]]
+        lus.append(lu), swaps.append(piv[:k]), perms.append(perm)
+    batch = x.shape[:-2]
+    return [np.reshape(lus, x.shape), np.reshape(swaps, (*batch, k)), np.reshape(perms, (*batch, m))]
+
+
+def _sort(*operands, dimension, is_stable, num_keys):
+    """`lax.sort`: the operands ordered by the first `num_keys` of them (lexicographically)."""
+    keys = [np.moveaxis(k, dimension, -1) for k in operands[:num_keys]]
+    order = np.lexsort(keys[::-1], axis=-1)
+    return [np.moveaxis(np.take_along_axis(np.moveaxis(x, dimension, -1), order, axis=-1), -1, dimension)
+            for x in operands]
 
 
 def _triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
@@ -187,6 +228,14 @@ def _triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a, unit_dia
     if left_side:  # op(a) x = b
         return np.linalg.solve(a, b)
     return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+def _linear_solve(*args, const_lengths, jaxprs):
+    """`lax.custom_linear_solve`: its `solve` function applied to the right-hand side."""
+    start = const_lengths.matvec + const_lengths.vecmat
+    solve_consts = args[start:start + const_lengths.solve]
+    rhs = args[sum(const_lengths):]
+    return _call(*solve_consts, *rhs, jaxpr=jaxprs.solve)
 
 
 def _platform_index(*_, platforms, **__):
@@ -389,9 +438,11 @@ def _convert(x, new_dtype, **_):
 
 _RULES = {
     "jit": _call, "pjit": _call, "closed_call": _call, "core_call": _call, "cond": _cond,
-    "scan": _scan, "while": _while,
+    "scan": _scan, "while": _while, "custom_linear_solve": _linear_solve,
     "cholesky": _linalg(np.linalg.cholesky), "svd": _linalg(_svd), "eigh": _linalg(_eigh),
-    "qr": _linalg(_qr), "triangular_solve": _linalg(_triangular_solve),
+    "qr": _linalg(_qr), "triangular_solve": _linalg(_triangular_solve), "sort": _sort, "lu": _linalg(_lu),
+    "rev": lambda x, dimensions: np.flip(x, tuple(dimensions)),
+    "unstack": lambda x, axis: list(np.moveaxis(x, axis, 0)), "name": lambda x, name: x,
     "custom_jvp_call": _custom_jvp, "platform_index": _platform_index,
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
     "squeeze": lambda x, dimensions: np.squeeze(x, axis=tuple(dimensions)),

@@ -35,12 +35,12 @@ class RunOnce:
     `RUN_ONCE` (it evaluates one state once per call: LLVM's optimizations cost more
     compile time than they save); on traced input (`jax.grad`, `jax.vmap`, `jax.jit`
     over the call, where JAX takes no compiler options) the plain one, inlined into the
-    caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers. With
-    `host`, concrete input is evaluated with NumPy instead of compiling `top`
-    (`host_or_compiled`: for small programs, where Python's cost per operation is less
-    than a compilation)."""
+    caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers.
+    Concrete input is evaluated with NumPy instead of compiling `top` (`host_or_compiled`:
+    Python's cost per operation is less than a compilation) unless `host` is False (a
+    program over many states, such as the saved states')."""
 
-    def __init__(self, fn, host: bool = False):
+    def __init__(self, fn, host: bool = True):
         self.fn, self.host = fn, host
         self.top = eqx.filter_jit(fn, compiler_options=RUN_ONCE)
         self.nested = eqx.filter_jit(fn)

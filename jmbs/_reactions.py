@@ -348,7 +348,7 @@ def reactions(model: Model, q, v, t=0.0, formulation: AbstractFormulation | Prep
     return _reactions(model, prepared, method, q, v, t)
 
 
-@RunOnce  # one state per call; a sweep vmaps the call, and then runs the optimized program
+@RunOnce  # one state per call; a sweep vmaps the call
 def _reactions(model, prepared: Prepared, method, q, v, t):
     terms = prepared.terms(model, q, v, t)
     v_dot, lam = solve_dynamics(model, prepared, terms, q, v, t)

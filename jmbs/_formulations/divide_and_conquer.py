@@ -1,6 +1,5 @@
 """Divide and conquer: the multipliers by block elimination along the assembly tree, O(n)."""
 
-import functools
 from typing import Any
 
 import equinox as eqx
@@ -84,7 +83,7 @@ class DivideAndConquer(AbstractFormulation[DivideAndConquerState]):
         return solve(state.plan, vals, mass, terms.F, terms.gamma, state.node_ranks, None)
 
 
-@functools.partial(RunOnce, host=True)  # values required: top level
+@RunOnce  # values required: top level
 def _connection_ranks(plan: Plan, rtol: float, model: Model, q, t):
     """The rank of every connection at `(q, t)`, by the rank rule on the equilibrated
     blocks of `C`, as `jmbs.DCA` decides it (its scaling, reference and tolerance), so the

@@ -254,4 +254,4 @@ def _solution(model, formulation, stabilization, method, ts, qs, vs, work, resul
 
 # The saved-state program runs once per call (`RUN_ONCE`); inside a traced caller
 # (`jax.jit`, `jax.vmap`, `jax.grad` over `simulate`) it is part of the caller's program.
-_solution_program = RunOnce(_solution)
+_solution_program = RunOnce(_solution, host=False)

@@ -9,7 +9,6 @@ iff `C_X^T N_X = 0`, a component iff its row of `N` is zero.
 """
 
 import abc
-import functools
 from typing import ClassVar
 
 import equinox as eqx
@@ -19,10 +18,9 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._assembly import constraint_matrix
-from .._config import RUN_ONCE
 from .._linalg import MARGINAL_DECADES as MARGINAL_DECADES
 from .._linalg import RankDecision, decades
-from .._misc import check_positive
+from .._misc import RunOnce, check_positive
 from .._model import Model
 from .._rank import characteristic_lengths, equilibrate, scale
 
@@ -122,7 +120,7 @@ class AbstractSolvabilityMethod(eqx.Module):
         """Decisions for the equilibrated matrix `C` and the studied sets."""
 
 
-@functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)  # one configuration: see dca._evaluate
+@RunOnce  # one configuration: see dca._evaluate
 def _decide(method: AbstractSolvabilityMethod, C: Array, L: Array, dim: int, sets) -> Decisions:
     return method.decide(scale(C, L, dim), sets)
 

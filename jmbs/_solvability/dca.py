@@ -39,7 +39,6 @@ from jaxtyping import Array
 
 from .._assembly import constraint_blocks
 from .._bodies import NV
-from .._config import RUN_ONCE
 from .._linalg import (
     CRITERION_TOL,
     RANK_RTOL,
@@ -51,7 +50,7 @@ from .._linalg import (
     rank_decision,
     small_svd,
 )
-from .._misc import as_float
+from .._misc import RunOnce, as_float
 from .._model import Model
 from .._rank import NOISE, RUIZ_ITERATIONS, positive_or_one
 from .._tree.plan import Plan, as_tree, dense_blocks, make_plan
@@ -129,7 +128,7 @@ class DCA(AbstractSolvabilityMethod):
 # One configuration's report (`jmbs.solvability`): compiled as run-once (first call 3.3-6.5
 # -> 2.1-3.6 s on 161-501 bodies, repeat calls 1.0-1.3x longer; the batched sweeps keep
 # XLA's optimizations).
-@functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)
+@RunOnce
 def _evaluate(method: DCA, model: Model, q, t, sets):
     return method.evaluate(model, q, t, sets)
 
