@@ -23,6 +23,10 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py case-grad NAME  # its first simulate / first gradient
     python benchmarks/bench_latency.py linearizations [CASE]  # where the first gradient's
                                                # tracing goes (default the spatial case)
+    python benchmarks/bench_latency.py tiers EXAMPLE [N]  # jmbs.examples.EXAMPLE(N): first
+                                               # solvability report and reactions, the
+                                               # median of 5 repeats (on the host), and
+                                               # loops of 100 calls (host, then compiled)
     python benchmarks/bench_latency.py tree [CASE] [BATCH]  # one dynamics evaluation with
                                                # the tree's solve (default the A02 chain)
                                                # and BATCH (256) of them vmapped:
@@ -109,6 +113,8 @@ def main(what: str) -> dict:
         return ops()
     elif what == "linearizations":
         return linearizations(sys.argv[2] if len(sys.argv) > 2 else "spatial_forces")
+    elif what == "tiers":
+        return tiers(sys.argv[2], *[int(a) for a in sys.argv[3:]])
     elif what == "tree":
         return tree(sys.argv[2] if len(sys.argv) > 2 else "a02_n40",
                     int(sys.argv[3]) if len(sys.argv) > 3 else 256)
@@ -116,6 +122,27 @@ def main(what: str) -> dict:
         raise SystemExit("usage: bench_latency.py build|sim|sim5 [--cache DIR]|host [CASE]|programs|"
                          "builds|ops|ratio [REPS]")
     return {k: round(v, 2) for k, v in out.items()}
+
+
+def tiers(example: str, *args) -> dict:
+    """The host's tier and the compiled one (`jmbs.internal.host_or_compiled`): after the
+    build, a solvability report's and the reactions' first call, the median of 5 repeats,
+    then 100 calls of each (times 0.01 k for the reactions), in seconds."""
+    out: dict = {}
+    m = timed(out, "import_build", lambda: getattr(jmbs.examples, example)(*args))
+    out["import_build"] += T_IMPORT
+    calls = {"solvability": lambda k: jmbs.solvability(m).rank,
+             "reactions": lambda k: jmbs.reactions(m, m.q0, m.v0, 0.01 * k)}
+    for label, call in calls.items():
+        timed(out, f"{label}_first", lambda: call(0))
+        repeats = []
+        for _ in range(5):
+            timed(out, "repeat", lambda: call(0))
+            repeats.append(out.pop("repeat"))
+        out[f"{label}_repeat_ms"] = 1e3 * sorted(repeats)[2]
+    for label, call in calls.items():
+        timed(out, f"{label}_loop_100", lambda: [call(k) for k in range(100)])
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def tree(name: str, batch: int, reps: int = 7) -> dict:
