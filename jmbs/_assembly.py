@@ -24,12 +24,12 @@ from ._model import Model
 from ._rotations import cross
 
 
-def jitted(fn=None, *, compiler_options=None, host: bool = True):
+def jitted(fn=None, *, compiler_options=None):
     """`jax.jit` that also takes lists for the array arguments after the model, and
     refuses to run in 32-bit mode (every jmbs computation passes through here).
-    `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks); `host`:
-    concrete arguments are evaluated with NumPy (`host_or_compiled`: no program compiled
-    for a call that runs once).
+    `compiler_options` go to `jax.jit` (`RUN_ONCE` for the host's checks). Concrete
+    arguments are evaluated with NumPy first (`host_or_compiled`: no program compiled
+    for a few calls).
 
     Python floats go to `jax.jit` as NumPy float64 scalars (traced: a new time does not
     retrace; typed as the `jnp.asarray(t, float)` other jmbs functions pass, so that both
@@ -37,7 +37,7 @@ def jitted(fn=None, *, compiler_options=None, host: bool = True):
     array); sequences become NumPy arrays.
     """
     if fn is None:
-        return functools.partial(jitted, compiler_options=compiler_options, host=host)
+        return functools.partial(jitted, compiler_options=compiler_options)
     compiled = jax.jit(fn, compiler_options=compiler_options)
     signature = inspect.signature(fn)
 
@@ -51,7 +51,7 @@ def jitted(fn=None, *, compiler_options=None, host: bool = True):
                 a if isinstance(a, (jax.Array, int)) else np.asarray(a, dtype=float) for a in rest]
         for name, a in zip(list(bound.arguments)[1:], rest):
             _check_shape(fn.__name__, name, a, model)
-        if host and not is_traced(model, rest):
+        if not is_traced(model, rest):
             return host_or_compiled(fn, compiled, model, *rest)
         return compiled(model, *rest)
 
@@ -113,7 +113,7 @@ def velocity_residual(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nc"
     return scatter_rows(model, vals)
 
 
-@jitted(compiler_options=RUN_ONCE, host=True)  # the host's checks: once per configuration
+@jitted(compiler_options=RUN_ONCE)  # the host's checks: one evaluation per configuration
 def check_terms(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array, Array | None, Array]:
     """`(Phi, C v + b, C, L)` from one program: what the host checks at a configuration
     (closure, velocity residual, the formulations' rank of `C` on the equilibrated

@@ -79,7 +79,11 @@ class Unsupported(Exception):
 def evaluate(closed, *args) -> list[np.ndarray]:
     """The outputs of the closed jaxpr `closed` at the arrays `args`, as NumPy arrays."""
     with np.errstate(all="ignore"):  # XLA computes untaken branches silently too
-        return _run(closed.jaxpr, [np.asarray(c) for c in closed.consts], list(args))
+        return _closed(closed, args)
+
+
+def _closed(closed, args) -> list:
+    return _run(closed.jaxpr, [np.asarray(c) for c in closed.consts], list(args))
 
 
 def _run(jaxpr, consts, args) -> list:
@@ -106,16 +110,15 @@ def _run(jaxpr, consts, args) -> list:
 
 
 def _call(*args, jaxpr, **_):
-    return _run(jaxpr.jaxpr, [np.asarray(c) for c in jaxpr.consts], list(args))
+    return _closed(jaxpr, args)
 
 
 def _cond(index, *args, branches, **_):
-    b = branches[int(np.clip(index, 0, len(branches) - 1))]
-    return _run(b.jaxpr, [np.asarray(c) for c in b.consts], list(args))
+    return _closed(branches[int(np.clip(index, 0, len(branches) - 1))], args)
 
 
 def _custom_jvp(*args, call_jaxpr, **_):
-    return _run(call_jaxpr.jaxpr, [np.asarray(c) for c in call_jaxpr.consts], list(args))
+    return _closed(call_jaxpr, args)
 
 
 def _scan(*args, jaxpr, length, reverse, ft_in, **_):
