@@ -14,22 +14,19 @@ each proposal, before it is returned, on the model `apply` builds.
 
 
 import dataclasses
-import functools
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._assembly import constraint_matrix, gamma, generalized_forces, mass_matrix, phi, velocity_rhs
 from .._bodies import GROUND_Q, NQ, NV
-from .._config import RUN_ONCE
 from .._display import html_table
 from .._gc import compiles
 from .._joints.base import DeriveContext, DriverSpec
 from .._kinematics import nearby_configurations, velocity_units_jit
 from .._linalg import numerical_rank
-from .._misc import as_configuration, as_time
+from .._misc import RunOnce, as_configuration, as_time
 from .._model import Model
 from .._model.model import reference_context
 from .._solvability.report import solvability
@@ -74,8 +71,9 @@ class Advice(list):
 
 
 # The advisor's programs: each evaluates once per call, or once per candidate release
-# (`_terms`, on a model of its own), so they compile without LLVM's optimizations.
-_once = functools.partial(eqx.filter_jit, compiler_options=RUN_ONCE)
+# (`_terms`, on a model of its own), so they run on the host (or compile without LLVM's
+# optimizations).
+_once = RunOnce
 
 
 @_once
@@ -102,7 +100,7 @@ def _loads(model: Model, q, v, t):
     return generalized_forces(model, q, v, t), gamma(model, q, v, t)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2), compiler_options=RUN_ONCE)
+@_once
 def _poses(dim, body_specs, element_specs, values):
     """The bodies' reference poses (ground last) from which elements derive their geometry."""
     ctx = reference_context(dim, body_specs, element_specs, values)[2]
