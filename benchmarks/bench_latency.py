@@ -27,6 +27,7 @@ Run each part in its own process (no persistent compilation cache), a few times:
                                                # solvability report and reactions, the
                                                # median of 5 repeats (on the host), and
                                                # loops of 100 calls (host, then compiled)
+    python benchmarks/bench_latency.py advise EXAMPLE  # import + build, first jmbs.advise
     python benchmarks/bench_latency.py tree [CASE] [BATCH]  # one dynamics evaluation with
                                                # the tree's solve (default the A02 chain)
                                                # and BATCH (256) of them vmapped:
@@ -113,6 +114,10 @@ def main(what: str) -> dict:
         return ops()
     elif what == "linearizations":
         return linearizations(sys.argv[2] if len(sys.argv) > 2 else "spatial_forces")
+    elif what == "advise":
+        m = timed(out, "import_build", getattr(jmbs.examples, sys.argv[2]))
+        out["import_build"] += T_IMPORT
+        timed(out, "advise_first", lambda: jmbs.advise(m).message)
     elif what == "tiers":
         return tiers(sys.argv[2], *[int(a) for a in sys.argv[3:]])
     elif what == "tree":
