@@ -28,6 +28,8 @@ Run each part in its own process (no persistent compilation cache), a few times:
                                                # median of 5 repeats (on the host), and
                                                # loops of 100 calls (host, then compiled)
     python benchmarks/bench_latency.py advise EXAMPLE  # import + build, first jmbs.advise
+    python benchmarks/bench_latency.py report N METHOD  # n_four_bar(N): three solvability
+                                               # reports with METHOD (dca, nullspace, ...)
     python benchmarks/bench_latency.py tree [CASE] [BATCH]  # one dynamics evaluation with
                                                # the tree's solve (default the A02 chain)
                                                # and BATCH (256) of them vmapped:
@@ -118,6 +120,11 @@ def main(what: str) -> dict:
         m = timed(out, "import_build", getattr(jmbs.examples, sys.argv[2]))
         out["import_build"] += T_IMPORT
         timed(out, "advise_first", lambda: jmbs.advise(m).message)
+    elif what == "report":
+        m = timed(out, "import_build", lambda: jmbs.examples.n_four_bar(int(sys.argv[2])))
+        out["import_build"] += T_IMPORT
+        for k in range(3):
+            timed(out, f"report_{k}", lambda: jmbs.solvability(m, method=sys.argv[3]).rank)
     elif what == "tiers":
         return tiers(sys.argv[2], *[int(a) for a in sys.argv[3:]])
     elif what == "tree":

@@ -70,7 +70,8 @@ def elementwise(x):
     z = jnp.where(x > 0, jnp.sqrt(jnp.abs(x)), x**3) @ jnp.swapaxes(x, -1, -2)
     first, *_ = jnp.unstack(x, axis=1)
     named = jax.ad_checkpoint.checkpoint_name(first, "first")
-    return (y, z, jnp.argmax(x, axis=1), x.max(axis=(0, 2)), jnp.einsum("bij,bkj->bk", x, x),
+    empty = x[:, :, :0] @ jnp.ones((0, 2))  # zero-size operands
+    return (y, z, empty, jnp.argmax(x, axis=1), x.max(axis=(0, 2)), jnp.einsum("bij,bkj->bk", x, x),
             jnp.sort(x, axis=1), jnp.argsort(x[0, :, 0]), jnp.flip(x, (0, 2)), named)
 
 
@@ -97,6 +98,19 @@ def test_an_operation_the_host_lacks_is_compiled(caplog):
         out = host_or_compiled(fn, jax.jit(fn), A)
     assert any("Compiling" in r.getMessage() for r in caplog.records), caplog.text
     np.testing.assert_allclose(out, np.sinh(A) + 1.0, rtol=1e-14)
+
+
+def test_a_program_with_large_arrays_is_compiled(caplog):
+    """NumPy's time grows with the arrays, XLA's compilation does not: a program with a
+    value of more than 2^18 elements is compiled."""
+    def fn(x):
+        return jnp.outer(x, x).sum(axis=0)
+
+    big = np.linspace(0.0, 1.0, 1024)  # 2^20 elements in the outer product
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        out = host_or_compiled(fn, jax.jit(fn), big)
+    assert any("Compiling" in r.getMessage() for r in caplog.records), caplog.text
+    np.testing.assert_allclose(out, big * big.sum(), rtol=1e-13)
 
 
 def test_a_cholesky_that_fails_is_compiled():
