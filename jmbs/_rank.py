@@ -15,7 +15,6 @@ matrices changes neither the rank nor which rows of a null-space basis of
 numerical ones independent of units.
 """
 
-import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
@@ -23,6 +22,7 @@ from jaxtyping import Array, Float
 from ._assembly import check_terms, constraint_matrix
 from ._bodies import NV
 from ._linalg import RANK_RTOL, numerical_rank, structured
+from ._misc import RunOnce
 from ._model import Model
 
 RUIZ_ITERATIONS = 1
@@ -42,7 +42,7 @@ def equilibrate(model: Model, C: Float[Array, "nc nv"]) -> Float[Array, "nc nv"]
     return scale(C, model.characteristic_lengths(), model.dim)
 
 
-characteristic_lengths = eqx.filter_jit(lambda model: model.characteristic_lengths())  # compiled once
+characteristic_lengths = RunOnce(lambda model: model.characteristic_lengths())  # on the host
 
 
 def scale(C: Float[Array, "nc nv"], L: Float[Array, " nb"], dim: int) -> Float[Array, "nc nv"]:

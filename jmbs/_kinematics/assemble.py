@@ -224,4 +224,4 @@ def _assembly_failure(model: Model, res: AssemblyResult, t) -> str:
 assemble_jit = RunOnce(assemble_positions)  # one configuration per call
 # The units as one compiled program per model structure, for host-side callers (computed
 # op by op, each of their dozen operations would compile a program of its own).
-velocity_units_jit = eqx.filter_jit(velocity_units)
+velocity_units_jit = RunOnce(velocity_units)

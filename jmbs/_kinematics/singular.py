@@ -2,7 +2,6 @@
 ones) and the singular points along a motion."""
 
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,7 +15,7 @@ from .._linalg import (
     GAUSS_NEWTON_RTOL,
     TINY,
 )
-from .._misc import warn_user
+from .._misc import RunOnce, warn_user
 from .._model import Model
 from .._rank import constraint_rank
 from .assemble import assemble_jit, velocity_units_jit
@@ -84,7 +83,7 @@ def nearby_configurations(model: Model, q, t, samples: int = GENERIC_SAMPLES,
     return out
 
 
-@eqx.filter_jit
+@RunOnce
 def _retracted(model: Model, q, dvs):
     """`q` moved by each velocity-space increment of `dvs` `(k, nv)` (one program)."""
     return jax.vmap(lambda dv: retract(model, q, dv))(dvs)
