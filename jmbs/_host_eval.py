@@ -1,17 +1,19 @@
 """Host-side evaluation of a jaxpr with NumPy: a program that runs once on concrete
-values (a model's derivation, the checks at an initial state) without compiling it.
+values (a model's derivation, a solvability report, reactions, the checks at an initial
+state) without compiling it.
 
 A new structure's `build()` traced and compiled a program that then ran once (0.1-0.3 s
 of XLA: the largest share of a small model's build, and 405 compilations in the cold
 test suite), and a first `simulate` compiled its initial state's checks (0.3 s). Their
-operations are few and simple (indexing, broadcasting, elementwise arithmetic, small
-products, rotations, their derivatives), so the traced program is evaluated here
+operations are few and simple (indexing, broadcasting, elementwise arithmetic, products,
+small decompositions, their derivatives), so the traced program is evaluated here
 operation by operation on NumPy arrays instead: each primitive below follows XLA's
 semantics (`lax`'s documentation) for the parameters these programs use. Anything else
 raises `Unsupported`, and the caller compiles the program as before; so does a
 structure evaluated `HOST_USES` times or for `HOST_SECONDS` (a loop over values, where
-the compiled program's fraction of a millisecond a call beats the host's milliseconds). Traced values (under
-`jax.grad`, `jax.vmap` or `jax.jit`) never come here.
+the compiled program's fraction of a millisecond a call beats the host's milliseconds)
+and a program with values larger than `HOST_MAX_SIZE`. Traced values (under `jax.grad`,
+`jax.vmap` or `jax.jit`) never come here.
 """
 
 import functools
@@ -40,9 +42,8 @@ def host_or_compiled(fn, compiled, *args):
     and after `HOST_USES` calls of the structure or `HOST_SECONDS` of their evaluation."""
     dynamic, static = eqx.partition(args, eqx.is_array)
     leaves, tree = jax.tree.flatten(dynamic)
-    leaves = [np.asarray(x) for x in leaves]
     fixed, fixed_tree = jax.tree.flatten(static)
-    key = (fn, tree, fixed_tree, tuple(fixed), tuple((x.shape, x.dtype) for x in leaves))
+    key = (fn, tree, fixed_tree, tuple(fixed), tuple((np.shape(x), x.dtype) for x in leaves))
     if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
         _USES.clear()
     uses = _USES.setdefault(key, [0, 0.0])
@@ -50,7 +51,8 @@ def host_or_compiled(fn, compiled, *args):
         try:
             closed, out_tree = _traced(key)
             start = time.perf_counter()
-            out = jax.tree.unflatten(out_tree, jax.device_put(evaluate(closed, *leaves)))
+            outs = evaluate(closed, *[np.asarray(x) for x in leaves])
+            out = jax.tree.unflatten(out_tree, jax.device_put(outs))
         except Exception:  # `Unsupported`, or a use of NumPy not foreseen; an error of
             uses[0] = HOST_USES  # `fn`'s own is raised again by its compilation
         else:
@@ -121,7 +123,9 @@ def _run(jaxpr, consts, args) -> list:
             outs = out if eqn.primitive.multiple_results else [out]
             for v, x in zip(eqn.outvars, outs, strict=True):
                 env[v] = np.asarray(x, dtype=v.aval.dtype).reshape(v.aval.shape)
-        except (TypeError, ValueError, IndexError) as e:  # a use of the primitive not foreseen
+        except (TypeError, ValueError, IndexError) as e:  # a use of the primitive not
+            # foreseen, or NumPy's `LinAlgError` (a `ValueError`: a factorization that
+            # fails, where XLA returns NaN)
             raise Unsupported(f"{eqn.primitive.name}: {e}") from e
     return [read(v) for v in jaxpr.outvars]
 
@@ -170,17 +174,6 @@ def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     return state
 
 
-def _linalg(fn):
-    """A LAPACK-backed primitive: NumPy's failure (a matrix not positive definite, say)
-    is `Unsupported`, and the caller compiles (XLA returns NaN there)."""
-    def rule(*args, **params):
-        try:
-            return fn(*args, **params)
-        except np.linalg.LinAlgError as e:
-            raise Unsupported(str(e)) from e
-    return rule
-
-
 def _svd(x, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
     if subset_by_index not in (None, (0, min(x.shape[-2:]))):
         raise Unsupported("svd of a subset")
@@ -198,11 +191,11 @@ def _eigh(x, lower, sort_eigenvalues, subset_by_index=None, algorithm=None):
 
 
 def _qr(x, full_matrices, pivoting=False, **_):
-    mode = "full" if full_matrices else "economic"
     if not pivoting:
         return list(np.linalg.qr(x, mode="complete" if full_matrices else "reduced"))
     import scipy.linalg  # here: importing it costs `import jmbs` 0.07 s
 
+    mode = "full" if full_matrices else "economic"
     flat = x.reshape(-1, *x.shape[-2:])  # LAPACK's geqp3, one matrix at a time
     parts = [scipy.linalg.qr(a, mode=mode, pivoting=True) for a in flat]
     return [np.stack([part[k] for part in parts]).reshape(*x.shape[:-2], *parts[0][k].shape)
@@ -459,8 +452,8 @@ def _convert(x, new_dtype, **_):
 _RULES = {
     "jit": _call, "pjit": _call, "closed_call": _call, "core_call": _call, "cond": _cond,
     "scan": _scan, "while": _while, "custom_linear_solve": _linear_solve,
-    "cholesky": _linalg(np.linalg.cholesky), "svd": _linalg(_svd), "eigh": _linalg(_eigh),
-    "qr": _linalg(_qr), "triangular_solve": _linalg(_triangular_solve), "sort": _sort, "lu": _linalg(_lu),
+    "cholesky": np.linalg.cholesky, "svd": _svd, "eigh": _eigh,
+    "qr": _qr, "triangular_solve": _triangular_solve, "sort": _sort, "lu": _lu,
     "rev": lambda x, dimensions: np.flip(x, tuple(dimensions)),
     "unstack": lambda x, axis: list(np.moveaxis(x, axis, 0)), "name": lambda x, name: x,
     "custom_jvp_call": _custom_jvp, "platform_index": _platform_index,
