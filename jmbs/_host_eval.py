@@ -12,8 +12,9 @@ semantics (`lax`'s documentation) for the parameters these programs use. Anythin
 raises `Unsupported`, and the caller compiles the program as before; so does a
 structure evaluated `HOST_USES` times or for `HOST_SECONDS` (a loop over values, where
 the compiled program's fraction of a millisecond a call beats the host's milliseconds)
-and a program with values larger than `HOST_MAX_SIZE`. Traced values (under `jax.grad`,
-`jax.vmap` or `jax.jit`) never come here.
+and a program that NumPy would take longer than `HOST_MAX_SECONDS` to evaluate (estimated
+from its jaxpr: `host_seconds`). Traced values (under `jax.grad`, `jax.vmap` or
+`jax.jit`) never come here.
 """
 
 import functools
@@ -28,10 +29,18 @@ import numpy as np
 # compiling it instead (about what a compilation costs: 0.2-2 s on two cores).
 HOST_USES = 64
 HOST_SECONDS = 0.25
-# A program with a larger value is compiled: NumPy's time grows with the arrays (one
-# pass per operation), XLA's compilation does not (a dense report on 751 bodies, `C`
-# 1,500 x 2,253: 1.9 s on the host against a first call of 1.0 s compiled).
-HOST_MAX_SIZE = 1 << 18
+# A program that NumPy would take longer than this to evaluate is compiled: NumPy's time
+# grows with the arrays, XLA's compilation does not (a dense report on 751 bodies, `C`
+# 1,500 x 2,253, estimated 3.8 s: 4.6 s on the host against a first call of 1.0 s
+# compiled), while a program of many small operations over many states gains the most
+# (the A02 chain's 101 saved states, estimated 0.54 s: 0.55 s on the host against 2.5 s
+# of XLA).
+HOST_MAX_SECONDS = 1.0
+# What NumPy's evaluation costs here (2-core machine, NumPy's LAPACK and BLAS): a Python
+# dispatch per operation, a pass over memory per output element, the products'
+# multiply-adds, and a factorization's m n min(m, n) (SVD 0.2-0.4 ns, QR 0.05-0.1 ns).
+_PER_OPERATION, _PER_ELEMENT, _PER_PRODUCT, _PER_FACTORIZATION = 1e-5, 5e-9, 1e-10, 5e-10
+_FACTORIZATIONS = frozenset({"svd", "qr", "eigh", "lu", "cholesky", "triangular_solve"})
 _USES: dict = {}  # per structure: [calls, seconds]
 
 
@@ -40,14 +49,9 @@ def host_or_compiled(fn, compiled, *args):
     non-array arguments and the arrays' shapes) evaluated with NumPy, the outputs put on
     the device; `compiled(*args)` (`fn` jitted) where the evaluator lacks an operation,
     and after `HOST_USES` calls of the structure or `HOST_SECONDS` of their evaluation."""
-    dynamic, static = eqx.partition(args, eqx.is_array)
-    leaves, tree = jax.tree.flatten(dynamic)
-    fixed, fixed_tree = jax.tree.flatten(static)
-    key = (fn, tree, fixed_tree, tuple(fixed), tuple((np.shape(x), x.dtype) for x in leaves))
-    if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
-        _USES.clear()
-    uses = _USES.setdefault(key, [0, 0.0])
-    if uses[0] < HOST_USES and uses[1] < HOST_SECONDS:
+    key, leaves = _key(fn, args)
+    if will_evaluate(fn, *args):
+        uses = _USES[key]
         try:
             closed, out_tree = _traced(key)
             start = time.perf_counter()
@@ -62,6 +66,34 @@ def host_or_compiled(fn, compiled, *args):
     return compiled(*args)
 
 
+def will_evaluate(fn, *args) -> bool:
+    """Whether `host_or_compiled(fn, ..., *args)` would evaluate on the host (it may
+    still find an operation it lacks and compile): the structure is within its budget
+    and the program's estimated time within `HOST_MAX_SECONDS`. Traces `fn` (once per
+    structure), so a caller can decide what to compile ahead."""
+    key, _ = _key(fn, args)
+    if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
+        _USES.clear()
+    uses = _USES.setdefault(key, [0, 0.0])
+    if uses[0] >= HOST_USES or uses[1] >= HOST_SECONDS:
+        return False
+    try:
+        _traced(key)
+    except Exception:  # `Unsupported`: too large; an error of `fn`'s own is raised again
+        uses[0] = HOST_USES  # by its compilation
+        return False
+    return True
+
+
+def _key(fn, args):
+    """The structure of a call (`fn`, the non-array arguments, the arrays' shapes and
+    dtypes) and its array leaves."""
+    dynamic, static = eqx.partition(args, eqx.is_array)
+    leaves, tree = jax.tree.flatten(dynamic)
+    fixed, fixed_tree = jax.tree.flatten(static)
+    return (fn, tree, fixed_tree, tuple(fixed), tuple((np.shape(x), x.dtype) for x in leaves)), leaves
+
+
 @functools.lru_cache(maxsize=256)
 def _traced(key):
     """The closed jaxpr of `fn` as a function of its array leaves, and its output tree."""
@@ -74,21 +106,31 @@ def _traced(key):
     flat.__name__ = flat.__qualname__ = fn.__name__  # as the compile log names it
     closed, shapes = jax.make_jaxpr(flat, return_shape=True)(
         *[jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in avals])
-    if _largest(closed.jaxpr) > HOST_MAX_SIZE:
-        raise Unsupported(f"arrays of more than {HOST_MAX_SIZE} elements")
+    if (estimate := host_seconds(closed.jaxpr)) > HOST_MAX_SECONDS:
+        raise Unsupported(f"an estimated {estimate:.2g} s on the host")
     return closed, jax.tree.structure(shapes)
 
 
-def _largest(jaxpr) -> int:
-    """The most elements of any value `jaxpr` computes, in its inner jaxprs too."""
-    sizes = [math.prod(getattr(v.aval, "shape", ())) for e in jaxpr.eqns for v in e.outvars]
+def host_seconds(jaxpr) -> float:
+    """NumPy's estimated seconds for `jaxpr` (`_PER_OPERATION` ...): a scan's body counts
+    once per step, a loop's once, every branch of a `cond`."""
+    total = 0.0
     for e in jaxpr.eqns:
+        out = sum(math.prod(getattr(v.aval, "shape", ())) for v in e.outvars)
+        total += _PER_OPERATION + _PER_ELEMENT * out
+        if e.primitive.name == "dot_general":
+            (contracted, _), _ = e.params["dimension_numbers"]
+            total += _PER_PRODUCT * out * math.prod(e.invars[0].aval.shape[d] for d in contracted)
+        elif e.primitive.name in _FACTORIZATIONS:
+            *batch, m, n = e.invars[0].aval.shape
+            total += _PER_FACTORIZATION * math.prod(batch) * m * n * min(m, n)
+        steps = e.params.get("length", 1) if e.primitive.name == "scan" else 1
         for p in e.params.values():
             for inner in p if isinstance(p, tuple | list) else (p,):
                 inner = getattr(inner, "jaxpr", inner)
                 if isinstance(inner, jax.extend.core.Jaxpr):
-                    sizes.append(_largest(inner))
-    return max(sizes, default=0)
+                    total += steps * host_seconds(inner)
+    return total
 
 
 class Unsupported(Exception):
@@ -169,8 +211,14 @@ def _scan(*args, jaxpr, length, reverse, ft_in, **_):
 def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cond_consts, body_consts = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts]
     state = list(args[cond_nconsts + body_nconsts:])
-    while _call(*cond_consts, *state, jaxpr=cond_jaxpr)[0]:
-        state = _call(*body_consts, *state, jaxpr=body_jaxpr)
+    pred = _call(*cond_consts, *state, jaxpr=cond_jaxpr)[0]
+    while np.any(pred):  # a vmapped loop's predicate has the batch's shape: the members
+        new = _call(*body_consts, *state, jaxpr=body_jaxpr)  # still running take a step
+        if pred.ndim:
+            new = [np.where(pred.reshape(pred.shape + (1,) * (x.ndim - pred.ndim)), n, x)
+                   for n, x in zip(new, state)]
+        state = new
+        pred = _call(*cond_consts, *state, jaxpr=cond_jaxpr)[0]
     return state
 
 

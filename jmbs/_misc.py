@@ -13,7 +13,7 @@ import numpy as np
 from jaxtyping import Array
 
 from ._config import RUN_ONCE
-from ._host_eval import host_or_compiled
+from ._host_eval import host_or_compiled, will_evaluate
 
 # A warning names the user's line: the frames in jmbs's own files are skipped, however
 # deep inside jmbs the call that warns (an entry point's wrapper, a helper many share).
@@ -37,11 +37,11 @@ class RunOnce:
     over the call, where JAX takes no compiler options) the plain one, inlined into the
     caller's program. `top` and `nested` are the two `eqx.filter_jit` wrappers.
     Concrete input is evaluated with NumPy instead of compiling `top` (`host_or_compiled`:
-    Python's cost per operation is less than a compilation) unless `host` is False (a
-    program over many states, such as the saved states')."""
+    Python's cost per operation is less than a compilation, up to a budget per
+    structure; `on_host` says whether a call would go there)."""
 
-    def __init__(self, fn, host: bool = True):
-        self.fn, self.host = fn, host
+    def __init__(self, fn):
+        self.fn = fn
         self.top = eqx.filter_jit(fn, compiler_options=RUN_ONCE)
         self.nested = eqx.filter_jit(fn)
         functools.update_wrapper(self, fn)
@@ -49,7 +49,12 @@ class RunOnce:
     def __call__(self, *args):
         if is_traced(args):
             return self.nested(*args)
-        return host_or_compiled(self.fn, self.top, *args) if self.host else self.top(*args)
+        return host_or_compiled(self.fn, self.top, *args)
+
+    def on_host(self, *args) -> bool:
+        """Whether a call with arguments shaped as `args` would be evaluated on the host
+        (the saved states' program is compiled ahead otherwise)."""
+        return not is_traced(args) and will_evaluate(self.fn, *args)
 
 
 def cotangent_shapes(out):

@@ -39,7 +39,11 @@ def scans(x):
     backward = jax.lax.scan(body, (1.0, 2.0), x[1], reverse=True)
     count, value = jax.lax.while_loop(lambda c: c[1] < 50.0, lambda c: (c[0] + 1, c[1] * 1.7 + x[0, 0, 0]),
                                       (0, 1.0))
-    return forward, backward, count, value, jax.lax.cond(x[0, 0, 0] > 0, jnp.sin, jnp.cos, x[2])
+    # vmapped, the loop's predicate is the batch's: each member stops at its own count
+    counts, values = jax.vmap(lambda a: jax.lax.while_loop(
+        lambda c: c[1] < 50.0, lambda c: (c[0] + 1, c[1] * 1.7 + jnp.abs(a)), (0, 1.0 + a)))(x[0, :, 0])
+    return (forward, backward, count, value, jax.lax.cond(x[0, 0, 0] > 0, jnp.sin, jnp.cos, x[2]),
+            counts, values)
 
 
 def decompositions(x):
@@ -100,17 +104,25 @@ def test_an_operation_the_host_lacks_is_compiled(caplog):
     np.testing.assert_allclose(out, np.sinh(A) + 1.0, rtol=1e-14)
 
 
-def test_a_program_with_large_arrays_is_compiled(caplog):
-    """NumPy's time grows with the arrays, XLA's compilation does not: a program with a
-    value of more than 2^18 elements is compiled."""
-    def fn(x):
+def test_a_program_numpy_would_take_long_on_is_compiled(caplog):
+    """NumPy pays a Python dispatch per operation and a pass over memory per value; a
+    program whose estimated host time is past the limit (a loop of 10^5 steps, about 3 s
+    of dispatches: a fraction of a millisecond compiled) is compiled, while a large
+    outer product (2^20 elements, milliseconds in NumPy) stays on the host."""
+    def loop(x):
+        return jax.lax.fori_loop(0, 100_000, lambda i, y: jnp.sin(y) * 0.5 + y[::-1] * 0.25, x)
+
+    def outer(x):
         return jnp.outer(x, x).sum(axis=0)
 
-    big = np.linspace(0.0, 1.0, 1024)  # 2^20 elements in the outer product
-    with jax.log_compiles(), caplog.at_level(logging.WARNING):
-        out = host_or_compiled(fn, jax.jit(fn), big)
-    assert any("Compiling" in r.getMessage() for r in caplog.records), caplog.text
-    np.testing.assert_allclose(out, big * big.sum(), rtol=1e-13)
+    big = np.linspace(0.0, 1.0, 1024)
+    for fn, compiles, expected in ((loop, True, None), (outer, False, big * big.sum())):
+        with jax.log_compiles(), caplog.at_level(logging.WARNING):
+            out = host_or_compiled(fn, jax.jit(fn), big)
+        assert any("Compiling" in r.getMessage() for r in caplog.records) == compiles, caplog.text
+        caplog.clear()
+        if expected is not None:
+            np.testing.assert_allclose(out, expected, rtol=1e-13)
 
 
 def test_a_cholesky_that_fails_is_compiled():
