@@ -10,11 +10,11 @@ small decompositions, their derivatives), so the traced program is evaluated her
 operation by operation on NumPy arrays instead: each primitive below follows XLA's
 semantics (`lax`'s documentation) for the parameters these programs use. Anything else
 raises `Unsupported`, and the caller compiles the program as before; so does a
-structure evaluated `HOST_USES` times or for `HOST_SECONDS` (a loop over values, where
-the compiled program's fraction of a millisecond a call beats the host's milliseconds)
-and a program that NumPy would take longer than `HOST_MAX_SECONDS` to evaluate (estimated
-from its jaxpr: `host_seconds`). Traced values (under `jax.grad`, `jax.vmap` or
-`jax.jit`) never come here.
+structure whose evaluations have taken as long as its compilation would (a loop over
+values, where the compiled program's fraction of a millisecond a call beats the host's
+milliseconds) and a program that NumPy would take longer to evaluate than XLA to compile
+(both estimated from the jaxpr: `host_seconds`, `compile_seconds`). Traced values (under
+`jax.grad`, `jax.vmap` or `jax.jit`) never come here.
 """
 
 import functools
@@ -25,22 +25,24 @@ import equinox as eqx
 import jax.extend
 import numpy as np
 
-# How many calls of one structure the host evaluates, and for how long in all, before
-# compiling it instead (about what a compilation costs: 0.2-2 s on two cores).
+# A structure is evaluated on the host while its evaluations have taken less time in all
+# than its compilation would (both estimated from its jaxpr; a loop over values then
+# pays at most twice the cheaper of the two), and at most `HOST_USES` times. A program
+# that NumPy would take longer to evaluate once than XLA to compile is compiled at once:
+# NumPy's time grows with the arrays and the steps of a loop, XLA's compilation does not
+# (a dense report on 751 bodies, `C` 1,500 x 2,253: 4.6 s on the host against 0.3 s of
+# compilation and 1.0 s for the first call), while a program of many small operations
+# over many states gains the most (the A02 chain's 101 saved states: 0.55 s on the host
+# against 3.1 s to compile).
 HOST_USES = 64
-HOST_SECONDS = 0.25
-# A program that NumPy would take longer than this to evaluate is compiled: NumPy's time
-# grows with the arrays, XLA's compilation does not (a dense report on 751 bodies, `C`
-# 1,500 x 2,253, estimated 3.8 s: 4.6 s on the host against a first call of 1.0 s
-# compiled), while a program of many small operations over many states gains the most
-# (the A02 chain's 101 saved states, estimated 0.54 s: 0.55 s on the host against 2.5 s
-# of XLA).
-HOST_MAX_SECONDS = 1.0
 # What NumPy's evaluation costs here (2-core machine, NumPy's LAPACK and BLAS): a Python
 # dispatch per operation, a pass over memory per output element, the products'
 # multiply-adds, and a factorization's m n min(m, n) (SVD 0.2-0.4 ns, QR 0.05-0.1 ns).
 _PER_OPERATION, _PER_ELEMENT, _PER_PRODUCT, _PER_FACTORIZATION = 1e-5, 5e-9, 1e-10, 5e-10
 _FACTORIZATIONS = frozenset({"svd", "qr", "eigh", "lu", "cholesky", "triangular_solve"})
+# What lowering and XLA's compilation cost (the same machine): a fixed part and a part
+# per operation, a loop's body counted once (jmbs's run-once programs: 0.5-1.1 ms).
+_COMPILE_FIXED, _COMPILE_PER_OPERATION = 0.05, 6e-4
 _USES: dict = {}  # per structure: [calls, seconds]
 
 
@@ -48,12 +50,13 @@ def host_or_compiled(fn, compiled, *args):
     """`fn(*args)` for concrete `args`: `fn`'s jaxpr (traced once per structure: the
     non-array arguments and the arrays' shapes) evaluated with NumPy, the outputs put on
     the device; `compiled(*args)` (`fn` jitted) where the evaluator lacks an operation,
-    and after `HOST_USES` calls of the structure or `HOST_SECONDS` of their evaluation."""
+    where compiling is estimated cheaper, and once the structure's evaluations have cost
+    what its compilation would (or `HOST_USES` calls)."""
     key, leaves = _key(fn, args)
     if will_evaluate(fn, *args):
         uses = _USES[key]
         try:
-            closed, out_tree = _traced(key)
+            closed, out_tree, _ = _traced(key)
             start = time.perf_counter()
             outs = evaluate(closed, *[np.asarray(x) for x in leaves])
             out = jax.tree.unflatten(out_tree, jax.device_put(outs))
@@ -68,21 +71,20 @@ def host_or_compiled(fn, compiled, *args):
 
 def will_evaluate(fn, *args) -> bool:
     """Whether `host_or_compiled(fn, ..., *args)` would evaluate on the host (it may
-    still find an operation it lacks and compile): the structure is within its budget
-    and the program's estimated time within `HOST_MAX_SECONDS`. Traces `fn` (once per
-    structure), so a caller can decide what to compile ahead."""
+    still find an operation it lacks and compile). Traces `fn` (once per structure), so
+    a caller can decide what to compile ahead."""
     key, _ = _key(fn, args)
     if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
         _USES.clear()
-    uses = _USES.setdefault(key, [0, 0.0])
-    if uses[0] >= HOST_USES or uses[1] >= HOST_SECONDS:
+    uses = _USES.setdefault(key, [0, 0.0])  # calls, seconds on the host
+    if uses[0] >= HOST_USES:
         return False
     try:
-        _traced(key)
-    except Exception:  # `Unsupported`: too large; an error of `fn`'s own is raised again
-        uses[0] = HOST_USES  # by its compilation
+        *_, budget = _traced(key)
+    except Exception:  # `Unsupported`: cheaper compiled; an error of `fn`'s own is
+        uses[0] = HOST_USES  # raised again by its compilation
         return False
-    return True
+    return uses[1] < budget
 
 
 def _key(fn, args):
@@ -96,7 +98,8 @@ def _key(fn, args):
 
 @functools.lru_cache(maxsize=256)
 def _traced(key):
-    """The closed jaxpr of `fn` as a function of its array leaves, and its output tree."""
+    """The closed jaxpr of `fn` as a function of its array leaves, its output tree, and
+    its compilation's estimated seconds (the host's budget for the structure)."""
     fn, tree, fixed_tree, fixed, avals = key
     static = jax.tree.unflatten(fixed_tree, fixed)
 
@@ -106,9 +109,29 @@ def _traced(key):
     flat.__name__ = flat.__qualname__ = fn.__name__  # as the compile log names it
     closed, shapes = jax.make_jaxpr(flat, return_shape=True)(
         *[jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in avals])
-    if (estimate := host_seconds(closed.jaxpr)) > HOST_MAX_SECONDS:
-        raise Unsupported(f"an estimated {estimate:.2g} s on the host")
-    return closed, jax.tree.structure(shapes)
+    host, compiled = host_seconds(closed.jaxpr), compile_seconds(closed.jaxpr)
+    if host > compiled:
+        raise Unsupported(f"an estimated {host:.2g} s on the host, {compiled:.2g} s to compile")
+    return closed, jax.tree.structure(shapes), compiled
+
+
+def compile_seconds(jaxpr) -> float:
+    """Lowering's and XLA's estimated seconds for `jaxpr` (`_COMPILE_FIXED` ...)."""
+    return _COMPILE_FIXED + _COMPILE_PER_OPERATION * _operations(jaxpr)
+
+
+def _operations(jaxpr) -> int:
+    """The operations of `jaxpr` and of its inner jaxprs, each counted once."""
+    return len(jaxpr.eqns) + sum(_operations(inner) for e in jaxpr.eqns for inner in _inner(e))
+
+
+def _inner(eqn):
+    """The jaxprs in `eqn`'s parameters (a scan's body, a loop's, a cond's branches...)."""
+    for p in eqn.params.values():
+        for inner in p if isinstance(p, tuple | list) else (p,):
+            inner = getattr(inner, "jaxpr", inner)
+            if isinstance(inner, jax.extend.core.Jaxpr):
+                yield inner
 
 
 def host_seconds(jaxpr) -> float:
@@ -125,11 +148,7 @@ def host_seconds(jaxpr) -> float:
             *batch, m, n = e.invars[0].aval.shape
             total += _PER_FACTORIZATION * math.prod(batch) * m * n * min(m, n)
         steps = e.params.get("length", 1) if e.primitive.name == "scan" else 1
-        for p in e.params.values():
-            for inner in p if isinstance(p, tuple | list) else (p,):
-                inner = getattr(inner, "jaxpr", inner)
-                if isinstance(inner, jax.extend.core.Jaxpr):
-                    total += steps * host_seconds(inner)
+        total += steps * sum(host_seconds(inner) for inner in _inner(e))
     return total
 
 
@@ -391,6 +410,9 @@ def _window_index(out_shape, batch_pos, window_pos, indices, operand_shape, size
 
 def _gather(x, indices, dimension_numbers, slice_sizes, mode, fill_value=None, **_):
     dn = dimension_numbers
+    taken = _take(x, indices, dn, slice_sizes, mode)
+    if taken is not None:
+        return taken
     rank = indices.ndim - 1 + len(dn.offset_dims)
     batch_pos = [p for p in range(rank) if p not in dn.offset_dims]
     window = [d for d in range(x.ndim) if d not in dn.collapsed_slice_dims
@@ -408,6 +430,26 @@ def _gather(x, indices, dimension_numbers, slice_sizes, mode, fill_value=None, *
     if "FILL" in str(mode) and not inside.all():
         raise Unsupported("gather out of bounds with a fill value")
     return x[index]
+
+
+def _take(x, indices, dn, slice_sizes, mode):
+    """The common gather, one NumPy fancy index without `_window_index`'s index arrays:
+    rows picked along the indexed dimensions (each collapsed), the other dimensions
+    whole (`x[:, i]` and its vmapped forms); None for any other gather."""
+    indexed = tuple(dn.start_index_map)
+    if (dn.operand_batching_dims or sorted(indexed) != sorted(dn.collapsed_slice_dims)
+            or any(slice_sizes[d] != (1 if d in indexed else x.shape[d]) for d in range(x.ndim))):
+        return None
+    raw = [indices[..., k].astype(np.int64) for k in range(len(indexed))]
+    picks = [np.clip(r, 0, x.shape[d] - 1) for r, d in zip(raw, indexed)]
+    if "FILL" in str(mode) and not all((p == r).all() for p, r in zip(picks, raw)):
+        raise Unsupported("gather out of bounds with a fill value")
+    whole = [d for d in range(x.ndim) if d not in indexed]
+    got = x.transpose([*indexed, *whole])[tuple(picks)]  # the batch's axes, then the window's
+    nb = indices.ndim - 1
+    batch_pos = [p for p in range(nb + len(whole)) if p not in dn.offset_dims]
+    source = {p: i for i, p in enumerate(batch_pos)} | {p: nb + i for i, p in enumerate(dn.offset_dims)}
+    return got.transpose([source[p] for p in range(got.ndim)])
 
 
 def _scatter(combine):

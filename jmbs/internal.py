@@ -28,8 +28,10 @@ write their own formulation, solvability method or analysis (as lineax's
   for long chains).
 - `host_or_compiled`, `HOST_USES`: a function of concrete arrays that runs once,
   evaluated from its jaxpr with NumPy instead of compiled (how `build()` derives a model
-  and `simulate` checks its initial state); compiled where the evaluator lacks an
-  operation, or after `HOST_USES` calls of one structure (or a quarter of a second of them).
+  and `simulate` checks its initial state and reports its saved states); compiled where
+  the evaluator lacks an operation, where compiling is estimated cheaper than one
+  evaluation, and once a structure's evaluations have cost what its compilation would
+  (or `HOST_USES` calls).
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
   `CRITERION_TOL`, `MARGINAL_DECADES`: the one rank rule (see `docs/architecture.md`).
 """

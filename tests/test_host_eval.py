@@ -106,9 +106,9 @@ def test_an_operation_the_host_lacks_is_compiled(caplog):
 
 def test_a_program_numpy_would_take_long_on_is_compiled(caplog):
     """NumPy pays a Python dispatch per operation and a pass over memory per value; a
-    program whose estimated host time is past the limit (a loop of 10^5 steps, about 3 s
-    of dispatches: a fraction of a millisecond compiled) is compiled, while a large
-    outer product (2^20 elements, milliseconds in NumPy) stays on the host."""
+    program it would take longer to evaluate than XLA to compile (a loop of 10^5 steps,
+    about 3 s of dispatches: a fraction of a second to compile) is compiled, while a
+    large outer product (2^20 elements, milliseconds in NumPy) stays on the host."""
     def loop(x):
         return jax.lax.fori_loop(0, 100_000, lambda i, y: jnp.sin(y) * 0.5 + y[::-1] * 0.25, x)
 
