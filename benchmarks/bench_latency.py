@@ -30,6 +30,8 @@ Run each part in its own process (no persistent compilation cache), a few times:
     python benchmarks/bench_latency.py advise EXAMPLE  # import + build, first jmbs.advise
     python benchmarks/bench_latency.py report N METHOD  # n_four_bar(N): three solvability
                                                # reports with METHOD (dca, nullspace, ...)
+    python benchmarks/bench_latency.py calls CASE [N]  # the first N (10) simulate calls of
+                                               # a `ratio` case, each, in one process
     python benchmarks/bench_latency.py tree [CASE] [BATCH]  # one dynamics evaluation with
                                                # the tree's solve (default the A02 chain)
                                                # and BATCH (256) of them vmapped:
@@ -127,6 +129,8 @@ def main(what: str) -> dict:
             timed(out, f"report_{k}", lambda: jmbs.solvability(m, method=sys.argv[3]).rank)
     elif what == "tiers":
         return tiers(sys.argv[2], *[int(a) for a in sys.argv[3:]])
+    elif what == "calls":
+        return calls(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 10)
     elif what == "tree":
         return tree(sys.argv[2] if len(sys.argv) > 2 else "a02_n40",
                     int(sys.argv[3]) if len(sys.argv) > 3 else 256)
@@ -155,6 +159,19 @@ def tiers(example: str, *args) -> dict:
     for label, call in calls.items():
         timed(out, f"{label}_loop_100", lambda: [call(k) for k in range(100)])
     return {k: round(v, 3) for k, v in out.items()}
+
+
+def calls(name: str, n: int) -> dict:
+    """A notebook's first `n` `simulate` calls of one of the `ratio` cases, each second
+    (the saved states on the host until their budget is spent, then compiled)."""
+    build, t1, _ = CASES[name]
+    model = build()
+    seconds = []
+    for _ in range(n):
+        t = time.perf_counter()
+        jax.block_until_ready(jmbs.simulate(model, t1).q)
+        seconds.append(round(time.perf_counter() - t, 3))
+    return {"import": round(T_IMPORT, 2), "calls": seconds, "total": round(sum(seconds), 2)}
 
 
 def tree(name: str, batch: int, reps: int = 7) -> dict:
