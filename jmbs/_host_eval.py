@@ -53,7 +53,7 @@ def host_or_compiled(fn, compiled, *args):
     where compiling is estimated cheaper, and once the structure's evaluations have cost
     what its compilation would (or `HOST_USES` calls)."""
     key, leaves = _key(fn, args)
-    if will_evaluate(fn, *args):
+    if _on_host(key):
         uses = _USES[key]
         try:
             closed, out_tree, _ = _traced(key)
@@ -73,7 +73,10 @@ def will_evaluate(fn, *args) -> bool:
     """Whether `host_or_compiled(fn, ..., *args)` would evaluate on the host (it may
     still find an operation it lacks and compile). Traces `fn` (once per structure), so
     a caller can decide what to compile ahead."""
-    key, _ = _key(fn, args)
+    return _on_host(_key(fn, args)[0])
+
+
+def _on_host(key) -> bool:
     if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
         _USES.clear()
     uses = _USES.setdefault(key, [0, 0.0])  # calls, seconds on the host
