@@ -11,7 +11,10 @@ Shapes, each at about the given numbers of bodies:
   (`jmbs.examples.random_mechanism`, planar, no driver): separators as large as the graph.
 
 Per shape and size: `build()` time; `jmbs.solvability(model)` (the default: which method it
-picked) first call and median of `--reps` repeats; the same with `method="nullspace"`;
+picked) first call, the median of `--reps` repeats right after it (where the report's
+programs are still evaluated on the host: `host_repeat`) and of `--reps` repeats of the
+compiled programs (`repeat`, `jmbs.internal.host_evaluation(False)`, after one call that
+compiles them); the same with `method="nullspace"`;
 the ranks and decisions of both are checked to be equal; one dynamics evaluation
 (`jmbs.reactions(...).v_dot` at the reference state, jitted, the formulation prepared):
 the default formulation's and `NullSpaceProjection`'s, first call and median repeat,
@@ -28,6 +31,7 @@ import jax
 import numpy as np
 
 import jmbs
+from jmbs.internal import host_evaluation
 
 
 def models(shape: str, n: int):
@@ -61,6 +65,15 @@ def timed(f, reps: int) -> tuple[float, float, object]:
     return first, statistics.median(again), out
 
 
+def timed_analysis(f, reps: int) -> tuple[float, float, float, object]:
+    """`f`'s first call, the median of `reps` repeats as they come (the host's tier while
+    its budget lasts) and of `reps` repeats of the compiled programs."""
+    first, host, out = timed(f, reps)
+    with host_evaluation(False):
+        _, compiled, _ = timed(f, reps)  # its first call compiles
+    return first, host, compiled, out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="51,161,501,1001")
@@ -75,8 +88,8 @@ def main():
             t = time.perf_counter()
             model = models(shape, n)()
             build = time.perf_counter() - t
-            f1, r1, default = timed(lambda: jmbs.solvability(model), args.reps)
-            f2, r2, dense = timed(lambda: jmbs.solvability(model, method="nullspace"), args.reps)
+            f1, h1, r1, default = timed_analysis(lambda: jmbs.solvability(model), args.reps)
+            f2, h2, r2, dense = timed_analysis(lambda: jmbs.solvability(model, method="nullspace"), args.reps)
             assert default.rank == dense.rank, (shape, n, default.rank, dense.rank)
             assert np.array_equal(default.decisions.unique, dense.decisions.unique), (shape, n)
             formulation = jmbs.default_formulation(model)
@@ -86,13 +99,15 @@ def main():
             assert float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) < 1e-8 * scale, (shape, n)
             row = {"shape": shape, "bodies": model.n_bodies, "nv": model.nv, "build_s": build,
                    "default": default.method, "default_first_s": f1, "default_repeat_s": r1,
-                   "dense_first_s": f2, "dense_repeat_s": r2, "rank_margin": float(default.rank_margin),
+                   "default_host_repeat_s": h1, "dense_first_s": f2, "dense_repeat_s": r2,
+                   "dense_host_repeat_s": h2, "rank_margin": float(default.rank_margin),
                    "dynamics": type(formulation).__name__, "dynamics_first_s": f3,
                    "dynamics_repeat_s": r3, "dense_dynamics_first_s": f4, "dense_dynamics_repeat_s": r4}
             rows.append(row)
             print(f"{shape:6s} {model.n_bodies:5d} bodies: build {build:6.2f} s | default ({default.method}) "
-                  f"first {f1:6.2f} s, repeat {r1 * 1e3:8.2f} ms | nullspace first {f2:6.2f} s, "
-                  f"repeat {r2 * 1e3:8.2f} ms | margin {row['rank_margin']:.1f} | dynamics "
+                  f"first {f1:6.2f} s, host {h1 * 1e3:8.2f} ms, repeat {r1 * 1e3:8.2f} ms | nullspace "
+                  f"first {f2:6.2f} s, host {h2 * 1e3:8.2f} ms, repeat {r2 * 1e3:8.2f} ms | "
+                  f"margin {row['rank_margin']:.1f} | dynamics "
                   f"({row['dynamics']}) first {f3:6.2f} s, repeat {r3 * 1e3:8.2f} ms | null-space "
                   f"projection first {f4:6.2f} s, repeat {r4 * 1e3:8.2f} ms", flush=True)
     for shape in args.shapes.split(","):

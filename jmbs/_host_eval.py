@@ -17,6 +17,7 @@ milliseconds) and a program that NumPy would take longer to evaluate than XLA to
 `jax.grad`, `jax.vmap` or `jax.jit`) never come here.
 """
 
+import contextlib
 import functools
 import math
 import time
@@ -44,6 +45,19 @@ _FACTORIZATIONS = frozenset({"svd", "qr", "eigh", "lu", "cholesky", "triangular_
 # per operation, a loop's body counted once (jmbs's run-once programs: 0.5-1.1 ms).
 _COMPILE_FIXED, _COMPILE_PER_OPERATION = 0.05, 6e-4
 _USES: dict = {}  # per structure: [calls, seconds]
+_ENABLED = [True]
+
+
+@contextlib.contextmanager
+def host_evaluation(enabled: bool):
+    """Within the block, programs that run once are evaluated on the host as usual
+    (True) or always compiled (False: a benchmark of the compiled programs' repeat
+    calls, or a check of the host's result against XLA's)."""
+    before, _ENABLED[0] = _ENABLED[0], bool(enabled)
+    try:
+        yield
+    finally:
+        _ENABLED[0] = before
 
 
 def host_or_compiled(fn, compiled, *args):
@@ -77,6 +91,8 @@ def will_evaluate(fn, *args) -> bool:
 
 
 def _on_host(key) -> bool:
+    if not _ENABLED[0]:
+        return False
     if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
         _USES.clear()
     uses = _USES.setdefault(key, [0, 0.0])  # calls, seconds on the host

@@ -31,7 +31,8 @@ write their own formulation, solvability method or analysis (as lineax's
   and `simulate` checks its initial state and reports its saved states); compiled where
   the evaluator lacks an operation, where compiling is estimated cheaper than one
   evaluation, and once a structure's evaluations have cost what its compilation would
-  (or `HOST_USES` calls).
+  (or `HOST_USES` calls). `with host_evaluation(False):` compiles them all (timings of
+  the compiled programs, a check against XLA).
 - `constraint_rank`, `rank_decision`, `RankDecision`, `numerical_rank`, `RANK_RTOL`,
   `CRITERION_TOL`, `MARGINAL_DECADES`: the one rank rule (see `docs/architecture.md`).
 """
@@ -50,6 +51,7 @@ from ._formulations.elimination import EliminationState as EliminationState
 from ._formulations.penalty import PenaltyState as PenaltyState
 from ._formulations.pseudoinverse import PseudoinverseState as PseudoinverseState
 from ._host_eval import HOST_USES as HOST_USES
+from ._host_eval import host_evaluation as host_evaluation
 from ._host_eval import host_or_compiled as host_or_compiled
 from ._kinematics.sampling import walk as sample_walk
 from ._kinematics.sampling import walks_jit as sample_walks
@@ -79,7 +81,7 @@ __all__ = ["AbstractFormulationState", "AssemblyStep", "band_plan", "block_tridi
            "blocks_matvec", "blocks_rmatvec", "BlockTerms", "constraint_blocks", "constraint_rank",
            "CRITERION_TOL", "gram_pattern", "inverse_body_mass", "weighted_gram",
            "DenseTerms", "DivideAndConquerState", "dynamics_terms", "DynamicsTerms", "EliminationState",
-           "equilibrate", "FormulationState", "HOST_USES", "host_or_compiled", "HUB_DEGREE",
-           "HUB_SHARE", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
+           "equilibrate", "FormulationState", "HOST_USES", "host_evaluation", "host_or_compiled",
+           "HUB_DEGREE", "HUB_SHARE", "MARGINAL_DECADES", "numerical_rank", "PenaltyState",
            "PseudoinverseState", "rank_decision", "RANK_RTOL", "RankDecision", "RankState", "sample_walk",
            "sample_walks", "small_svd", "jacobi_svd", "STRUCTURED_MIN_NV", "sweep_defaults"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jmbs
-from jmbs.internal import HOST_USES, host_or_compiled
+from jmbs.internal import HOST_USES, host_evaluation, host_or_compiled
 
 RNG = np.random.default_rng(7)
 A = RNG.normal(size=(4, 5, 3))
@@ -163,3 +163,23 @@ def test_a_first_simulate_compiles_no_check_of_its_initial_state(caplog):
     assert not [m for m in names if "check_terms" in m or "_connection_ranks" in m], names
     assert any("integrate" in m for m in names), names
     assert state.rank == jmbs.solvability(model, method=jmbs.DCA()).rank
+
+
+def test_host_evaluation_can_be_switched_off(caplog):
+    """`with host_evaluation(False)` compiles a program the host would evaluate, with the
+    same result; after the block the host evaluates again."""
+    def fn(x):
+        return jnp.cos(x) * x
+
+    def compiles(*args):
+        with jax.log_compiles(), caplog.at_level(logging.WARNING):
+            out = host_or_compiled(fn, jax.jit(fn), *args)
+        found = any("Compiling" in r.getMessage() for r in caplog.records)
+        caplog.clear()
+        return found, np.asarray(out)
+
+    with host_evaluation(False):
+        compiled, xla = compiles(A)
+    host, numpy = compiles(A[:2])
+    assert compiled and not host
+    np.testing.assert_allclose(xla[:2], numpy, rtol=1e-15)
