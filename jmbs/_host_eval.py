@@ -456,7 +456,7 @@ def _take(x, indices, dn, slice_sizes, mode):
     rows picked along the indexed dimensions (each collapsed), the other dimensions
     whole (`x[:, i]` and its vmapped forms); None for any other gather."""
     indexed = tuple(dn.start_index_map)
-    if (dn.operand_batching_dims or sorted(indexed) != sorted(dn.collapsed_slice_dims)
+    if (not indexed or dn.operand_batching_dims or sorted(indexed) != sorted(dn.collapsed_slice_dims)
             or any(slice_sizes[d] != (1 if d in indexed else x.shape[d]) for d in range(x.ndim))):
         return None
     raw = [indices[..., k].astype(np.int64) for k in range(len(indexed))]

@@ -27,7 +27,12 @@ def scatter_modes(x):
 def gathers(x):
     rows = jnp.array([[3, 0], [1, 1]])
     batched = jax.vmap(lambda m, i: m[i])(x, jnp.array([2, 0, 1, 4]))  # operand batching
-    return x[rows], x[:, ::2], batched, x[jnp.array([1, 3]), jnp.array([2, 0])]
+    # rows along one or more axes, the rest whole (one fancy index on the host): int32
+    # indices, out-of-bounds ones clipped, a fill mode within bounds
+    taken = (x[:, jnp.array([4, 0, 0])], x[jnp.array([0, 2], dtype=jnp.int32)],
+             jnp.take(x, jnp.array([[7, -9], [1, 0]]), axis=2, mode="clip"),
+             x.at[:, jnp.array([1, 2])].get(mode="fill", fill_value=0.5))
+    return x[rows], x[:, ::2], batched, x[jnp.array([1, 3]), jnp.array([2, 0])], taken
 
 
 def scans(x):
