@@ -70,44 +70,43 @@ class Advice(list):
         return "\n".join(lines)
 
 
-# The advisor's programs: each evaluates once per call, or once per candidate release
-# (`_terms`, on a model of its own), so they run on the host (or compile without LLVM's
-# optimizations).
-_once = RunOnce
+# The advisor's programs (`RunOnce`): each evaluates once per call, or once per candidate
+# release (`_terms`, on a model of its own), so they run on the host (or compile without
+# LLVM's optimizations).
 
 
-@_once
+@RunOnce
 def _matrices(model: Model, qs, t):
     return jax.vmap(lambda q: constraint_matrix(model, q, t))(qs)
 
 
-@_once
+@RunOnce
 def _terms(model: Model, qs, v, t):
     """`C` at every sample and `Gamma` at the first, with velocities `v`: one program per model."""
     return (jax.vmap(lambda q: constraint_matrix(model, q, t))(qs), gamma(model, qs[0], v, t),
             phi(model, qs[0], t))
 
 
-@_once
+@RunOnce
 def _state(model: Model, q, t):
     """`(C, b, M)` at `q`."""
     return constraint_matrix(model, q, t), velocity_rhs(model, q, t), mass_matrix(model)
 
 
-@_once
+@RunOnce
 def _loads(model: Model, q, v, t):
     """`(F, Gamma)` at `(q, v)`."""
     return generalized_forces(model, q, v, t), gamma(model, q, v, t)
 
 
-@_once
+@RunOnce
 def _poses(dim, body_specs, element_specs, values):
     """The bodies' reference poses (ground last) from which elements derive their geometry."""
     ctx = reference_context(dim, body_specs, element_specs, values)[2]
     return ctx.r0, ctx.R0
 
 
-@_once
+@RunOnce
 def _group_rows(group, qs, t):
     """Rows of `C` of a one-instance group at each `qs (S, 1, k, nq_b)`: `(S, m, k, nv_b)`."""
     def one(q):
