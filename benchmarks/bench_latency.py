@@ -147,16 +147,16 @@ def tiers(example: str, *args) -> dict:
     out: dict = {}
     m = timed(out, "import_build", lambda: getattr(jmbs.examples, example)(*args))
     out["import_build"] += T_IMPORT
-    calls = {"solvability": lambda k: jmbs.solvability(m).rank,
+    entries = {"solvability": lambda k: jmbs.solvability(m).rank,
              "reactions": lambda k: jmbs.reactions(m, m.q0, m.v0, 0.01 * k)}
-    for label, call in calls.items():
+    for label, call in entries.items():
         timed(out, f"{label}_first", lambda: call(0))
         repeats = []
         for _ in range(5):
             timed(out, "repeat", lambda: call(0))
             repeats.append(out.pop("repeat"))
         out[f"{label}_repeat_ms"] = 1e3 * sorted(repeats)[2]
-    for label, call in calls.items():
+    for label, call in entries.items():
         timed(out, f"{label}_loop_100", lambda: [call(k) for k in range(100)])
     return {k: round(v, 3) for k, v in out.items()}
 
