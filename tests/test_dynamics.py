@@ -312,6 +312,24 @@ def test_bad_initial_state_and_options():
         jmbs.simulate(m, 1.0, formulation=jmbs.Penalty({}, 1.0))
 
 
+def test_a_start_off_the_constraints_is_projected_as_inside_the_program():
+    """A concrete start off the constraints is projected before the run (on the host,
+    the integration's program leaves the projection out); a traced one inside the
+    program. The same state and motion either way, and the warning's figures are the
+    projection's."""
+    m = pendulum()
+    q0 = np.array([1.0 + 1e-8, 0.0, 0.0])
+    v0 = np.array([0.3, 1.0, 1.0])  # the radial component is off the constraints
+    ts = np.linspace(0.0, 0.5, 6)
+    with pytest.warns(UserWarning, match=r"q moved by 1e-08, v by 0\.3\b"):
+        host = jmbs.simulate(m, 0.5, q0=q0, v0=v0, saveat=ts)
+    f = jmbs.NullSpaceProjection().prepare(m, m.q0, 0.0)
+    traced = jax.jit(lambda q, v: jmbs.simulate(m, 0.5, q0=q, v0=v, saveat=ts, formulation=f))(q0, v0)
+    np.testing.assert_allclose(host.v[0], [0.0, 1.0, 1.0], atol=1e-12)
+    for a, b in ((host.q, traced.q), (host.v, traced.v), (host.reactions.forces, traced.reactions.forces)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-10)
+
+
 def test_failed_run_raises_or_returns_a_code():
     m = pendulum()
     with pytest.raises(eqx.EquinoxRuntimeError, match="maximum number of solver steps"):

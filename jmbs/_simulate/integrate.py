@@ -87,8 +87,9 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
     """Project the initial state and integrate.
 
     `project_start=False` (static): the caller found the initial state on the constraints
-    (a concrete start, checked on the host), and the program leaves out the start's
-    projection and its checks (the Bricard: a sixth of the program; A02 N = 40, a third).
+    or projected it there (a concrete start, checked on the host, `start_projection`), and
+    the program leaves out the start's projection and its checks (the Bricard: a sixth
+    of the program; A02 N = 40, a third).
     `final=True` (static): `saveat` is the end time alone, and the state saved there is
     the run's last (diffrax's `SaveAt(t1=True)`: the last step's end, not an interpolated
     point), its time and values infinite, as an unreached save time's, where the run
@@ -141,7 +142,7 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
         hol = jnp.asarray(model.holonomic_rows)
         off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
         far = off > initial_tol * mechanism_size(model, q0)
-        q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
+        q0, v0, ok0 = _project_start(model, q0, v0, t0)
     y0 = (q0, v0) + ((jnp.zeros(()),) if model.force_groups else ())
     backsolve = isinstance(adjoint, diffrax.BacksolveAdjoint)
     saveat = diffrax.SaveAt(t1=True) if final else saveat
@@ -168,6 +169,17 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
     result = RESULTS.where(far, RESULTS.initial_state_off, result)
     result = RESULTS.where(valid_design(model), result, RESULTS.invalid_design)
     return ts, qs, vs, work, result, out.stats, q0, v0, stopped
+
+
+def _project_start(model: Model, q0: Array, v0: Array, t0: Array):
+    """The initial state projected onto the constraints: `(q0, v0, converged)`."""
+    return project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
+
+
+# A concrete start off the constraints is projected before the run, once, on the host
+# first (`RunOnce`): the integration's program then leaves the start's projection out
+# (the spatial pendulum of `bench_latency.py`: 78 of its 477 kernels).
+start_projection = RunOnce(_project_start)
 
 
 def valid_design(model: Model) -> Array:

@@ -24,7 +24,7 @@ from .._stabilization.projection import Projection
 from .._stepper.regularized_euler import RegularizedEuler
 from . import health, options
 from .fixed_step import simulate_fixed_step
-from .integrate import compile_solution_ahead, integrate, save_times, solution
+from .integrate import compile_solution_ahead, integrate, save_times, solution, start_projection
 from .solution import RESULTS, Solution, failures
 
 # The default stabilization, told apart from one given (a fixed-step solver refuses that).
@@ -163,14 +163,17 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
 
     # The run: one program, whatever the values (the saved states' program compiles beside
-    # it); a concrete start found on the constraints above skips the start's projection.
+    # it); a concrete start is projected here, and the program leaves the projection out
+    # (unless it failed here: the program's result code reports that).
+    q0p, v0p, ok = (q0, v0, True) if off is None else start_projection(model, q0, v0, t0)
+    in_program = not concrete or not bool(ok)
     ahead = None if not concrete else compile_solution_ahead(
         model, prepared, stabilization, method if reactions else None, saveat, final)
     ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
         model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
-        None if dt0 is None else jnp.asarray(dt0, float), q0, v0,
-        jnp.asarray(initial_tol, float), max_steps, project_start=not concrete or off is not None,
-        final=final)
+        None if dt0 is None else jnp.asarray(dt0, float), q0 if in_program else q0p,
+        v0 if in_program else v0p, jnp.asarray(initial_tol, float), max_steps,
+        project_start=in_program, final=final)
     if ahead is not None:
         ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
