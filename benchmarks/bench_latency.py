@@ -42,7 +42,9 @@ with force elements, the fresh-process seconds of import + build + first `simula
 of the first jitted `jax.grad` through it), divided by the fresh-process seconds of a bare
 diffrax solve (and gradient) of a linear ODE with as many states, the same solver
 (Tsit5), controller (PID 1e-8) and 101 save times: the integrator's own cost on this
-machine. Medians of REPS (default 3) processes each.
+machine. Medians of REPS (default 3) processes each. jmbs's bytecode is read as an install
+from a wheel would have it: run `make bytecode` first where `PYTHONDONTWRITEBYTECODE` is set
+(`make bench` does), else every process compiles jmbs's sources again (about 0.1 s).
 
 `sim5 --cache DIR` turns on `jmbs.enable_compilation_cache(DIR)` first: run it twice with
 a new directory for the cold and the warm (second-process) figures.
