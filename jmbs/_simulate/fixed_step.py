@@ -10,12 +10,11 @@ import numpy as np
 from .._assembly import constraint_terms, element_power, mass_matrix, phi, potential_energy
 from .._bodies import mechanism_size
 from .._kinematics import closure_error
-from .._linalg import INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
 from .._misc import check_finite, fail_if, is_traced, warn_user
 from .._model import Model
 from .._reactions import build_reactions
 from .._solvability.registry import default_uniqueness, resolve_method
-from .._stabilization.projection import project
+from .._stabilization.projection import project_initial
 from .._stepper.regularized_euler import RegularizedEuler, StepState
 from .solution import RESULTS, Solution, failures
 
@@ -112,7 +111,7 @@ def _run(model, solver, q0, v0, t0, n: int, idx, initial_tol):
     hol = jnp.asarray(model.holonomic_rows)
     off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
     far = off > initial_tol * mechanism_size(model, q0)
-    q0, v0, ok0 = project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
+    q0, v0, ok0 = project_initial(model, q0, v0, t0)
     h = jnp.asarray(solver.h, float)
     forces = bool(model.force_groups)
 

@@ -19,14 +19,14 @@ from .._assembly import element_power, mass_matrix, phi, potential_energy, qdot
 from .._bodies import mechanism_size
 from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
-from .._linalg import FACTORIZATION, INITIAL_PROJECTION_ITERATIONS, INITIAL_PROJECTION_TOL
+from .._linalg import FACTORIZATION
 from .._misc import RunOnce, cotangent_shapes, filled_cotangents
 from .._model import Model
 from .._params import ParamVector
 from .._reactions import build_reactions
 from .._solvability.base import AbstractSolvabilityMethod
 from .._stabilization.base import AbstractStabilization
-from .._stabilization.projection import project
+from .._stabilization.projection import project_initial
 from . import health
 from .solution import RESULTS, Solution
 
@@ -142,7 +142,7 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
         hol = jnp.asarray(model.holonomic_rows)
         off = jnp.max(jnp.abs(jnp.where(hol, phi(model, q0, t0), 0.0)), initial=0.0)
         far = off > initial_tol * mechanism_size(model, q0)
-        q0, v0, ok0 = _project_start(model, q0, v0, t0)
+        q0, v0, ok0 = project_initial(model, q0, v0, t0)
     y0 = (q0, v0) + ((jnp.zeros(()),) if model.force_groups else ())
     backsolve = isinstance(adjoint, diffrax.BacksolveAdjoint)
     saveat = diffrax.SaveAt(t1=True) if final else saveat
@@ -171,15 +171,10 @@ def _integrate(model, formulation, stabilization, solver, controller, adjoint, s
     return ts, qs, vs, work, result, out.stats, q0, v0, stopped
 
 
-def _project_start(model: Model, q0: Array, v0: Array, t0: Array):
-    """The initial state projected onto the constraints: `(q0, v0, converged)`."""
-    return project(model, q0, v0, t0, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
-
-
 # A concrete start off the constraints is projected before the run, once, on the host
 # first (`RunOnce`): the integration's program then leaves the start's projection out
 # (the spatial pendulum of `bench_latency.py`: 78 of its 477 kernels).
-start_projection = RunOnce(_project_start)
+start_projection = RunOnce(project_initial)
 
 
 def valid_design(model: Model) -> Array:

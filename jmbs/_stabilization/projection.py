@@ -22,7 +22,14 @@ from .._assembly import (
 )
 from .._bodies import NV, mechanism_size, retract, velocity_increment
 from .._custom_types import RealScalarLike
-from .._linalg import PROJECTION_RTOL, PROJECTION_SV_RTOL, min_norm_solve, structured
+from .._linalg import (
+    INITIAL_PROJECTION_ITERATIONS,
+    INITIAL_PROJECTION_TOL,
+    PROJECTION_RTOL,
+    PROJECTION_SV_RTOL,
+    min_norm_solve,
+    structured,
+)
 from .._misc import as_float
 from .._model import Model
 from .._tree.plan import make_plan
@@ -150,6 +157,12 @@ def project(model: Model, q: Array, v: Array, t: Array, tol, max_iterations: int
         return q, _velocity_step(model, C, b, fac, v, dv), ok
     q, ok, C, b, fac, _ = _project_positions(model, q, t, tol, max_iterations, None)
     return q, v + _velocity_correction(model, C, b, fac, v), ok
+
+
+def project_initial(model: Model, q: Array, v: Array, t: Array):
+    """`project` with the start's tolerance and iterations (tighter than a step's: a run
+    begins on the constraints to rounding): `(q, v, converged)`."""
+    return project(model, q, v, t, INITIAL_PROJECTION_TOL, INITIAL_PROJECTION_ITERATIONS)
 
 
 def _velocity_correction(model: Model, C: Array, b: Array, fac, v: Array) -> Array:
