@@ -10,25 +10,30 @@ small decompositions, their derivatives), so the traced program is evaluated her
 operation by operation on NumPy arrays instead: each primitive below follows XLA's
 semantics (`lax`'s documentation) for the parameters these programs use. Anything else
 raises `Unsupported`, and the caller compiles the program as before; so does a
-structure whose evaluations have taken as long as its compilation would (a loop over
+structure whose evaluations would have taken as long as its compilation (a loop over
 values, where the compiled program's fraction of a millisecond a call beats the host's
 milliseconds) and a program that NumPy would take longer to evaluate than XLA to compile
-(both estimated from the jaxpr: `host_seconds`, `compile_seconds`). Traced values (under
-`jax.grad`, `jax.vmap` or `jax.jit`) never come here.
+(both estimated from the jaxpr: `host_seconds`, `compile_seconds`). The estimates, not
+the clock, decide: the same calls take the same paths on any machine and in any run, so
+a second identical command finds every program it compiles in the compilation cache.
+Traced values (under `jax.grad`, `jax.vmap` or `jax.jit`) never come here.
 """
 
 import contextlib
 import functools
 import math
-import time
 
 import equinox as eqx
 import jax.extend
 import numpy as np
 
-# A structure is evaluated on the host while its evaluations have taken less time in all
-# than its compilation would (both estimated from its jaxpr; a loop over values then
-# pays at most twice the cheaper of the two), and at most `HOST_USES` times. A program
+# A structure is evaluated on the host while its evaluations would have taken less time
+# in all than its compilation (both estimated from its jaxpr; a loop over values then
+# pays about twice the cheaper of the two at most), and at most `HOST_USES` times. The
+# estimates, not measured seconds, are added up: measured ones vary with the machine's
+# load and with a process's one-off costs (SciPy's import, LAPACK's first call: 0.13 s
+# charged to a 2 ms evaluation), and then which calls compile would vary from run to run
+# (estimates and measurements agree within 0.6-2x on the bundled models). A program
 # that NumPy would take longer to evaluate once than XLA to compile is compiled at once:
 # NumPy's time grows with the arrays and the steps of a loop, XLA's compilation does not
 # (a dense report on 751 bodies, `C` 1,500 x 2,253: 4.6 s on the host against 0.3 s of
@@ -44,7 +49,7 @@ _FACTORIZATIONS = frozenset({"svd", "qr", "eigh", "lu", "cholesky", "triangular_
 # What lowering and XLA's compilation cost (the same machine): a fixed part and a part
 # per operation, a loop's body counted once (jmbs's run-once programs: 0.5-1.1 ms).
 _COMPILE_FIXED, _COMPILE_PER_OPERATION = 0.05, 6e-4
-_USES: dict = {}  # per structure: [calls, seconds]
+_USES: dict = {}  # per structure: [calls, estimated seconds on the host]
 _ENABLED = [True]
 
 
@@ -70,15 +75,14 @@ def host_or_compiled(fn, compiled, *args):
     if _on_host(key):
         uses = _USES[key]
         try:
-            closed, out_tree, _ = _traced(key)
-            start = time.perf_counter()
+            closed, out_tree, host, _ = _traced(key)
             outs = evaluate(closed, *[np.asarray(x) for x in leaves])
             out = jax.tree.unflatten(out_tree, jax.device_put(outs))
         except Exception:  # `Unsupported`, or a use of NumPy not foreseen; an error of
             uses[0] = HOST_USES  # `fn`'s own is raised again by its compilation
         else:
             uses[0] += 1
-            uses[1] += time.perf_counter() - start
+            uses[1] += host
             return out
     return compiled(*args)
 
@@ -95,7 +99,7 @@ def _on_host(key) -> bool:
         return False
     if len(_USES) > 4 * 1024:  # a long session's many structures: start counting again
         _USES.clear()
-    uses = _USES.setdefault(key, [0, 0.0])  # calls, seconds on the host
+    uses = _USES.setdefault(key, [0, 0.0])
     if uses[0] >= HOST_USES:
         return False
     try:
@@ -118,7 +122,8 @@ def _key(fn, args):
 @functools.lru_cache(maxsize=256)
 def _traced(key):
     """The closed jaxpr of `fn` as a function of its array leaves, its output tree, and
-    its compilation's estimated seconds (the host's budget for the structure)."""
+    the estimated seconds of one evaluation on the host, and its compilation's (the
+    host's budget for the structure)."""
     fn, tree, fixed_tree, fixed, avals = key
     static = jax.tree.unflatten(fixed_tree, fixed)
 
@@ -131,7 +136,7 @@ def _traced(key):
     host, compiled = host_seconds(closed.jaxpr), compile_seconds(closed.jaxpr)
     if host > compiled:
         raise Unsupported(f"an estimated {host:.2g} s on the host, {compiled:.2g} s to compile")
-    return closed, jax.tree.structure(shapes), compiled
+    return closed, jax.tree.structure(shapes), host, compiled
 
 
 def compile_seconds(jaxpr) -> float:

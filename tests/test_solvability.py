@@ -436,8 +436,9 @@ def test_new_method_tolerances_reuse_the_compiled_programs(name):
                 bool(dec.unique[1]), bool(sol.reactions.is_unique("B0")[-1]))
 
     # The compiled programs throughout: on the host, a structure switches to its compiled
-    # program once its evaluations have cost what the compilation would, a trace whose
-    # moment depends on the machine's speed, not on the tolerances.
+    # program once its evaluations would have cost what the compilation would, a trace
+    # whose moment depends on the structure's earlier uses in this process (the tests
+    # before this one), not on the tolerances.
     with host_evaluation(False):
         first = run(1e-8, 1e-6)
         before = len(traces)
