@@ -248,7 +248,28 @@ def compile_solution_ahead(model, formulation, stabilization, method, saveat,
     return _AHEAD.submit(compile_)
 
 
-_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jmbs-compile")
+def compile_beside(jitted, *args, **kwargs) -> Future:
+    """Trace and lower the jitted function `jitted` at `args` here, and compile it in a
+    thread: the caller's Python work meanwhile (the saved states' program traced for the
+    host) runs on a core that XLA leaves idle through its HLO passes and its code
+    emission, which are single-threaded (the spatial pendulum of `bench_latency.py`: 1.5
+    of its integration's 3.3 s of XLA). A call of `jitted` with the same arguments after
+    the future finds the program compiled (JAX keeps the lowering and its executable).
+    A failure of the compilation is left to that call, which compiles again and raises
+    it where it belongs."""
+    lowered = jitted.lower(*args, **kwargs)
+
+    def compile_():
+        try:
+            lowered.compile()
+        except Exception:  # noqa: BLE001 - reported by the call that follows
+            pass
+
+    return _AHEAD.submit(compile_)
+
+
+# The integration's compilation and the saved states' run beside each other.
+_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jmbs-compile")
 
 
 def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result, final):

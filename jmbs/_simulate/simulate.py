@@ -24,7 +24,14 @@ from .._stabilization.projection import Projection
 from .._stepper.regularized_euler import RegularizedEuler
 from . import health, options
 from .fixed_step import simulate_fixed_step
-from .integrate import compile_solution_ahead, integrate, save_times, solution, start_projection
+from .integrate import (
+    compile_beside,
+    compile_solution_ahead,
+    integrate,
+    save_times,
+    solution,
+    start_projection,
+)
 from .solution import RESULTS, Solution, failures
 
 # The default stabilization, told apart from one given (a fixed-step solver refuses that).
@@ -162,18 +169,24 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     prepared = resolve(formulation, model, q_on, t0, "jmbs.simulate")
     check_friction(model, prepared, q_on, t0, method, "jmbs.simulate")
 
-    # The run: one program, whatever the values (the saved states' program compiles beside
-    # it); a concrete start is projected here, and the program leaves the projection out
-    # (unless it failed here: the program's result code reports that).
+    # The run: one program, whatever the values; a concrete start is projected here, and
+    # the program leaves the projection out (unless it failed here: the program's result
+    # code reports that). Concrete input: the program compiles in a thread while the saved
+    # states' program is traced here (and compiled beside it where the host will not
+    # evaluate it).
     q0p, v0p, ok = (q0, v0, True) if off is None else start_projection(model, q0, v0, t0)
     in_program = not concrete or not bool(ok)
-    ahead = None if not concrete else compile_solution_ahead(
-        model, prepared, stabilization, method if reactions else None, saveat, final)
-    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(
-        model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
-        None if dt0 is None else jnp.asarray(dt0, float), q0 if in_program else q0p,
-        v0 if in_program else v0p, jnp.asarray(initial_tol, float), max_steps,
-        project_start=in_program, final=final)
+    run = ((model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
+            None if dt0 is None else jnp.asarray(dt0, float), q0 if in_program else q0p,
+            v0 if in_program else v0p, jnp.asarray(initial_tol, float), max_steps),
+           dict(project_start=in_program, final=final))
+    beside = ahead = None
+    if concrete:
+        beside = compile_beside(integrate, *run[0], **run[1])
+        ahead = compile_solution_ahead(model, prepared, stabilization, method if reactions else None,
+                                       saveat, final)
+        beside.result()
+    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(*run[0], **run[1])
     if ahead is not None:
         ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
