@@ -420,6 +420,15 @@ def generalized_forces(model: Model, q, v, t: Scalar = 0.0) -> Float[Array, " nv
     return _inertial_forces(model, v) + element_forces(model, q, v, t)
 
 
+@jitted
+def forces_and_power(model: Model, q, v, t: Scalar = 0.0) -> tuple[Array, Array]:
+    """`(F, the force elements' non-conservative power)` at `(q, v, t)`: `generalized_forces`
+    and, from the same evaluation of the elements, what `element_power` integrates
+    (friction, which reads the multipliers, in neither)."""
+    F, power = _elements(model, q, v, t)
+    return _inertial_forces(model, v) + F, power
+
+
 def _inertial_forces(model: Model, v: Array) -> Array:
     nb, d = model.n_bodies, model.dim
     f = model.mass[:, None] * model.gravity[None, :]
@@ -434,14 +443,20 @@ def element_forces(model: Model, q: Array, v: Array, t, lam: Array | None = None
     """`(nv,)` the generalized forces of the force elements: without `lam` those that
     do not read the reactions, with `lam` (multipliers, element order) only those
     that do (friction). Traced code, not jitted on its own."""
+    return _elements(model, q, v, t, lam)[0]
+
+
+def _elements(model: Model, q: Array, v: Array, t, lam: Array | None = None) -> tuple[Array, Array]:
+    """`(element_forces, their non-conservative power)` (`AbstractForce.generalized`)."""
     groups = [g for g in model.force_groups if g.reads_reactions == (lam is not None)]
     nvb = NV[model.dim]
-    out = jnp.zeros((model.n_bodies + 1, nvb))
+    out, power = jnp.zeros((model.n_bodies + 1, nvb)), jnp.zeros(())
     x = LoadInputs(q, v, jnp.asarray(t, dtype=float), lam)
     for g in groups:
         qs, vs = group_inputs(model, g, q, v)
-        out = out.at[np.asarray(g.bodies)].add(g.generalized(qs, vs, x))
-    return out[:-1].ravel()  # the ground's row is dropped
+        forces, p = g.generalized(qs, vs, x)
+        out, power = out.at[np.asarray(g.bodies)].add(forces), power + jnp.sum(p)
+    return out[:-1].ravel(), power  # the ground's row is dropped
 
 
 def reads_reactions(model: Model) -> bool:
@@ -462,12 +477,11 @@ def _spring_energy(model: Model, q: Array) -> Array:
                jnp.zeros(()))
 
 
-def element_power(model: Model, q: Array, v: Array, t, lam: Array, F: Array | None = None) -> Array:
+def element_power(model: Model, q: Array, v: Array, t, lam: Array, power: Array | None = None) -> Array:
     """The power of the force elements' non-conservative part: their total power
-    `F_e . v` plus the rate of their potential energy (traced code). `F`: the
-    generalized forces `generalized_forces` already gave at this state, if at hand
-    (the elements are then not evaluated again: a smaller program)."""
-    F = (element_forces(model, q, v, t) if F is None else F - _inertial_forces(model, v)) + (
-        element_forces(model, q, v, t, lam) if reads_reactions(model) else 0.0)
-    _, dV = jax.jvp(lambda qq: _spring_energy(model, qq), (q,), (qdot(model, q, v),))
-    return F @ v + dV
+    `F_e . v` plus the rate of their potential energy (traced code). `power`: that of
+    the elements that do not read the multipliers, where the caller has it
+    (`forces_and_power`, `DynamicsTerms.power`: the elements are then not evaluated
+    again); friction's, which reads `lam`, is added."""
+    power = _elements(model, q, v, t)[1] if power is None else power
+    return power + (_elements(model, q, v, t, lam)[1] if reads_reactions(model) else 0.0)

@@ -16,7 +16,7 @@ from ._assembly import (
     body_mass,
     constraint_terms,
     constraint_terms_blocks,
-    generalized_forces,
+    forces_and_power,
     inverse_mass_matrix,
     mass_matrix,
     phi,
@@ -30,10 +30,12 @@ class DynamicsTerms(eqx.Module):
     two forms (`DenseTerms`, `BlockTerms`).
 
     `gamma` already contains the stabilization terms; `phi` is zero on the
-    Pfaffian rows; `velocity_error` is `C v + b`.
+    Pfaffian rows; `velocity_error` is `C v + b`; `power` is the force elements'
+    non-conservative power (`element_power`, friction's left out).
     """
 
     F: Float[Array, " nv"]
+    power: Float[Array, ""]
     gamma: Float[Array, " nc"]
     phi: Float[Array, " nc"]
     velocity_error: Float[Array, " nc"]
@@ -106,14 +108,14 @@ def dynamics_terms(model: Model, q: Array, v: Array, t: Array, alpha: float = 0.
     hol = jnp.asarray(model.holonomic_rows)
     residual = (jnp.where(hol, phi(model, q, t), 0.0) if with_phi or not _is_zero(beta)
                 else jnp.zeros(model.nc))
-    F = generalized_forces(model, q, v, t)
+    F, power = forces_and_power(model, q, v, t)
     if dense:
         C, b, gamma = constraint_terms(model, q, v, t)
-        terms = DenseTerms(F=F, gamma=gamma, phi=residual, velocity_error=C @ v + b,
+        terms = DenseTerms(F=F, power=power, gamma=gamma, phi=residual, velocity_error=C @ v + b,
                            M=mass_matrix(model), Minv=inverse_mass_matrix(model), C=C)
     else:
         blocks, b, gamma = constraint_terms_blocks(model, q, v, t)
-        terms = BlockTerms(F=F, gamma=gamma, phi=residual,
+        terms = BlockTerms(F=F, power=power, gamma=gamma, phi=residual,
                            velocity_error=blocks_matvec(model, blocks, v) + b, blocks=blocks,
                            body_mass=body_mass(model))
     if _is_zero(alpha) and _is_zero(beta):

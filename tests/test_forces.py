@@ -365,3 +365,31 @@ def test_a_spatial_bushing_holds_a_load_with_its_stiffnesses():
     x = np.concatenate([F / k[:3], [0.0, 0.0, M / k[5]]])
     expected = 0.5 * np.sum(k * x**2)
     np.testing.assert_allclose(float(jmbs.potential_energy(model, q)), expected, rtol=1e-12)
+
+
+def test_the_work_balances_the_energy_in_3d():
+    """A spatial double pendulum (revolute, then spherical) with a damped torsion spring, a
+    damped point spring, a damped bushing, a spring with a nonlinear law (no potential: all
+    of its force does work), an actuator torque f(t) and an applied torque: along the run
+    energy - work stays at its start (the work integrates every element's non-conservative
+    power, `load . rate + dV/dt`), the dampers and the laws having done work."""
+    b = ModelBuilder(dim=3, gravity=(0.0, -G, 0.0))
+    upper = b.add_body("upper", 1.0, (0.01, 0.08, 0.08), (0.5, 0.0, 0.0))
+    lower = b.add_body("lower", 1.0, (0.01, 0.08, 0.08), (1.5, 0.0, 0.0), velocity=(0.0, 0.25, -0.5),
+                       angular_velocity=(0.0, 1.0, 0.5))
+    b.add_revolute("O", b.ground, upper, (0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
+    b.add_spherical("A", upper, lower, (1.0, 0.0, 0.0))
+    b.add_rotational_spring_damper("torsion", "O", stiffness=20.0, damping=0.5, rest_angle=0.2)
+    b.add_spring_damper("spring", b.ground, lower, (2.0, 1.0, 0.0), (2.0, 0.0, 0.0), stiffness=50.0,
+                        damping=1.0)
+    b.add_spring_damper("law", b.ground, lower, (1.5, 0.0, 1.0), (1.5, 0.0, 0.0),
+                        force=lambda length, rate: 30.0 * (length - 0.9) ** 3 + 0.3 * rate)
+    b.add_bushing("bushing", b.ground, lower, (2.0, 0.0, 0.0), stiffness=5.0, damping=0.1)
+    b.add_actuator("drive", "O", lambda t: 0.5 * jnp.sin(3.0 * t))
+    b.add_torque("twist", lower, lambda t: jnp.array([0.0, 0.2, 0.1]) * jnp.cos(t), frame="body")
+    model = b.build()
+    sol = jmbs.simulate(model, 2.0, stepsize_controller=TIGHT, reactions=False)
+    balance = np.asarray(sol.energy - sol.work)
+    scale = float(np.max(np.abs(np.asarray(sol.energy))))
+    np.testing.assert_allclose(balance, balance[0], atol=1e-8 * scale)
+    assert float(np.max(np.abs(np.asarray(sol.work)))) > 1e-2 * scale  # work was done

@@ -65,5 +65,5 @@ class Bushing(AbstractMeasuredForce):
     def law(self, c, rate, x: LoadInputs):
         return -(self.stiffness * c + self.damping * rate)
 
-    def potential(self, qs):
-        return 0.5 * jnp.sum(self.stiffness * self.measure(qs) ** 2, axis=1)
+    def potential_at(self, c):
+        return 0.5 * jnp.sum(self.stiffness * c ** 2, axis=1)

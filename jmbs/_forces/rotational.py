@@ -38,8 +38,8 @@ class AbstractJointSpringDamper(AbstractMeasuredForce):
     def law(self, c, rate, x: LoadInputs):
         return -(self.stiffness * (c[:, 0] - self.rest) + self.damping * rate[:, 0])[:, None]
 
-    def potential(self, qs):
-        return 0.5 * self.stiffness * (self.measure(qs)[:, 0] - self.rest) ** 2
+    def potential_at(self, c):
+        return 0.5 * self.stiffness * (c[:, 0] - self.rest) ** 2
 
 
 class RotationalSpringDamper(AbstractJointSpringDamper):

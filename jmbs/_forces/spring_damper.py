@@ -57,6 +57,6 @@ class SpringDamper(AbstractMeasuredForce):
                                  .reshape(()) for k, f in enumerate(self.laws)])
         return -tension[:, None]
 
-    def potential(self, qs):
+    def potential_at(self, c):
         linear = jnp.asarray([f is None for f in self.laws])
-        return jnp.where(linear, 0.5 * self.stiffness * (self.measure(qs)[:, 0] - self.rest_length) ** 2, 0.0)
+        return jnp.where(linear, 0.5 * self.stiffness * (c[:, 0] - self.rest_length) ** 2, 0.0)

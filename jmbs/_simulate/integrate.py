@@ -49,7 +49,7 @@ def vector_field(t, y, args: Args):
     v_dot, lam = solve_dynamics(model, formulation, terms, q, v, t)
     if len(y) == 2:
         return qdot(model, q, v), v_dot
-    return qdot(model, q, v), v_dot, element_power(model, q, v, t, lam, terms.F)
+    return qdot(model, q, v), v_dot, element_power(model, q, v, t, lam, terms.power)
 
 
 # The gradient's forward pass stores each step's stages (`_integrate_stored_stages`); within
