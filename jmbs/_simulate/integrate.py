@@ -268,7 +268,7 @@ def compile_beside(jitted, *args, **kwargs) -> Future:
     return _AHEAD.submit(compile_)
 
 
-# The integration's compilation and the saved states' run beside each other.
+# The integration's and the saved states' compilations, side by side.
 _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jmbs-compile")
 
 

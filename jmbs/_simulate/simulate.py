@@ -176,17 +176,17 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     # evaluate it).
     q0p, v0p, ok = (q0, v0, True) if off is None else start_projection(model, q0, v0, t0)
     in_program = not concrete or not bool(ok)
-    run = ((model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
+    args = (model, prepared, stabilization, solver, stepsize_controller, adjoint, saveat, t0, t1,
             None if dt0 is None else jnp.asarray(dt0, float), q0 if in_program else q0p,
-            v0 if in_program else v0p, jnp.asarray(initial_tol, float), max_steps),
-           dict(project_start=in_program, final=final))
-    beside = ahead = None
+            v0 if in_program else v0p, jnp.asarray(initial_tol, float), max_steps)
+    kwargs = dict(project_start=in_program, final=final)
+    ahead = None
     if concrete:
-        beside = compile_beside(integrate, *run[0], **run[1])
+        beside = compile_beside(integrate, *args, **kwargs)
         ahead = compile_solution_ahead(model, prepared, stabilization, method if reactions else None,
                                        saveat, final)
         beside.result()
-    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(*run[0], **run[1])
+    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(*args, **kwargs)
     if ahead is not None:
         ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
