@@ -74,8 +74,10 @@ def filled_cotangents(g, shapes):
 
 def staging() -> bool:
     """Whether the caller runs inside a `jax.jit` trace, where even operations on
-    concrete values are staged into the program instead of run."""
-    return isinstance(jax.numpy.zeros(()) + 0.0, jax.core.Tracer)
+    concrete values are staged into the program instead of run. (A constant is enough:
+    outside a trace it is made without compiling anything, where an operation on it
+    would compile a program of its own.)"""
+    return isinstance(jax.numpy.zeros(()), jax.core.Tracer)
 
 
 def check_finite(where: str, name: str, x, fix: str) -> None:

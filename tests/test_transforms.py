@@ -203,3 +203,17 @@ def test_quaternion_rotation_and_rate_against_independent_formulas():
         omega = jnp.asarray(np.concatenate([[0.0], vb[3:]]))
         expected = 0.5 * np.asarray(jmbs.rotations.quat_multiply(jnp.asarray(qb[3:]), omega))
         np.testing.assert_allclose(qd[b, 3:], expected, atol=1e-15)
+
+
+def test_prepare_inside_a_callers_jit_decides_from_the_concrete_values():
+    """`prepare` called on concrete values inside a `jax.jit` trace evaluates its
+    decision on them (it finds that it is being staged and evaluates anyway), so the
+    rank is a number there, the same as outside."""
+    model = examples.four_bar()
+    outside = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0).state.rank
+
+    def inside(x):
+        rank = jmbs.NullSpaceProjection().prepare(model, model.q0, 0.0).state.rank
+        assert not isinstance(rank, jax.core.Tracer)
+        return x + rank
+    assert float(jax.jit(inside)(0.0)) == outside == 8
