@@ -238,14 +238,8 @@ def compile_solution_ahead(model, formulation, stabilization, method, saveat,
               RESULTS.successful, final)
     if _solution_program.on_host(model, formulation, stabilization, method, *shaped):
         return None
-
-    def compile_():
-        try:
-            _solution_program.top.lower(model, formulation, stabilization, method, *shaped).compile()
-        except Exception:  # noqa: BLE001 - reported by the call that follows
-            pass
-
-    return _AHEAD.submit(compile_)
+    return _compile_in_thread(
+        lambda: _solution_program.top.lower(model, formulation, stabilization, method, *shaped))
 
 
 def compile_beside(jitted, *args, **kwargs) -> Future:
@@ -258,10 +252,15 @@ def compile_beside(jitted, *args, **kwargs) -> Future:
     A failure of the compilation is left to that call, which compiles again and raises
     it where it belongs."""
     lowered = jitted.lower(*args, **kwargs)
+    return _compile_in_thread(lambda: lowered)
 
+
+def _compile_in_thread(lowered) -> Future:
+    """Compile what `lowered()` gives in a thread of `_AHEAD`; a failure (of the
+    lowering there too) is left to the call that follows, which raises it."""
     def compile_():
         try:
-            lowered.compile()
+            lowered().compile()
         except Exception:  # noqa: BLE001 - reported by the call that follows
             pass
 
