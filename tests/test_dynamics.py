@@ -367,6 +367,42 @@ def test_the_end_time_alone_saves_the_last_step():
     np.testing.assert_allclose(jax.jit(jax.grad(final_x))(9.81), fd, rtol=1e-6)
 
 
+def test_one_saved_time_is_reported_as_among_many():
+    """A single saved state is evaluated unbatched (`each_state`), many through
+    `jax.vmap`: the same projected state, accelerations, reactions, uniqueness,
+    violations and energy at a time that both save, for the adaptive run and paper
+    002's stepper; and the gradient of one saved reaction matches central differences."""
+    m = bricard()
+    for kw, t in (({}, 0.5), ({"solver": jmbs.RegularizedEuler(1e-2)}, 0.3)):
+        one = jmbs.simulate(m, 1.0, saveat=[t], **kw)
+        many = jmbs.simulate(m, 1.0, saveat=jnp.linspace(0.0, 1.0, 11), **kw)
+        k = int(np.argmin(np.abs(np.asarray(many.ts) - t)))
+        assert float(many.ts[k]) == pytest.approx(t, abs=1e-12)
+        pairs = [(one.q, many.q), (one.v, many.v), (one.violation, many.violation),
+                 (one.velocity_violation, many.velocity_violation), (one.energy, many.energy),
+                 (one.reactions.multipliers, many.reactions.multipliers)]
+        if not kw:  # the stepper's accelerations are its steps' differences, saved apart
+            pairs.append((one.v_dot, many.v_dot))
+        for got, want in pairs:
+            assert got.shape[0] == 1
+            np.testing.assert_allclose(got[0], want[k], rtol=0,
+                                       atol=1e-11 * max(1.0, float(np.abs(want[k]).max())))
+        for got, want in ((one.reactions.unique, many.reactions.unique),
+                          (one.reactions.component_unique, many.reactions.component_unique)):
+            np.testing.assert_array_equal(got[0], want[k])
+
+    p = pendulum()
+    f = jmbs.NullSpaceProjection().prepare(p, p.q0, 0.0)
+
+    def tension(g):
+        sol = jmbs.simulate(p.with_params({"gravity": jnp.stack([0.0, -g])}), 0.5, formulation=f,
+                            saveat=[0.3])
+        return sol.reactions.multipliers[0, 0]
+
+    fd = (tension(9.81 + 1e-4) - tension(9.81 - 1e-4)) / 2e-4
+    np.testing.assert_allclose(jax.jit(jax.grad(tension))(9.81), fd, rtol=1e-6)
+
+
 def test_an_implicit_solver_runs_with_the_default_projection():
     """An implicit solver's root finder gets the controller's tolerances and norm through
     the solver wrappers (the projection's, the health watch's): Kvaerno5 follows Tsit5."""

@@ -10,7 +10,7 @@ import numpy as np
 from .._assembly import constraint_terms, element_power, mass_matrix, phi, potential_energy
 from .._bodies import mechanism_size
 from .._kinematics import closure_error
-from .._misc import check_finite, fail_if, is_traced, warn_user
+from .._misc import check_finite, each_state, fail_if, is_traced, warn_user
 from .._model import Model
 from .._reactions import build_reactions
 from .._solvability.registry import default_uniqueness, resolve_method
@@ -149,7 +149,7 @@ def _solution(model, solver, method, ts, qs, vs, lams, v_dot, work, result, n):
                 jnp.max(jnp.abs(C @ v + b), initial=0.0),
                 0.5 * v @ M @ v + potential_energy(model, q))
 
-    reactions, viol, vviol, energy = jax.vmap(post)(qs, vs, lams, ts)
+    reactions, viol, vviol, energy = each_state(post, qs, vs, lams, ts)
     stats = {"num_steps": n, "num_accepted_steps": n, "num_rejected_steps": 0}
     return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, energy, work, result, stats,
                     model.coordinate_names, model.velocity_names)

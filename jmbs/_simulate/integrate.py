@@ -20,7 +20,7 @@ from .._bodies import mechanism_size
 from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import FACTORIZATION
-from .._misc import RunOnce, cotangent_shapes, filled_cotangents
+from .._misc import RunOnce, cotangent_shapes, each_state, filled_cotangents
 from .._model import Model
 from .._params import ParamVector
 from .._reactions import build_reactions
@@ -273,8 +273,8 @@ _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jmbs-compile")
 
 def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result, final):
     qs, vs = (stabilization.project_final if final else stabilization.project_saved)(model, qs, vs, ts)
-    v_dot, reactions, viol, vviol, en = jax.vmap(
-        lambda q, v, t: post(model, formulation, method, q, v, t))(qs, vs, ts)
+    v_dot, reactions, viol, vviol, en = each_state(
+        lambda q, v, t: post(model, formulation, method, q, v, t), qs, vs, ts)
     finite = jnp.all(jnp.isfinite(v_dot)) & jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
     result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
     return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, {},

@@ -30,7 +30,7 @@ from .._linalg import (
     min_norm_solve,
     structured,
 )
-from .._misc import as_float
+from .._misc import as_float, each_state
 from .._model import Model
 from .._tree.plan import make_plan
 from .._tree.solve import factor, solve_factored
@@ -72,7 +72,7 @@ class Projection(AbstractStabilization):
         return _ProjectedSolver(solver, self)
 
     def project_saved(self, model, qs, vs, ts):
-        qs, vs, _ = jax.vmap(lambda q, v, t: self.project(model, q, v, t))(qs, vs, ts)
+        qs, vs, _ = each_state(lambda q, v, t: self.project(model, q, v, t), qs, vs, ts)
         return qs, vs
 
     def project_final(self, model, qs, vs, ts):
