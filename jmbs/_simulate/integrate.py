@@ -81,10 +81,9 @@ def post(model: Model, formulation: Prepared, method: AbstractSolvabilityMethod 
             jnp.max(jnp.abs(terms.velocity_error), initial=0.0), energy(model, q, v))
 
 
-@eqx.filter_jit
 def integrate(model, formulation, stabilization, solver, controller, adjoint, saveat, t0, t1, dt0,
               q0, v0, initial_tol, max_steps, project_start=True, final=False):
-    """Project the initial state and integrate.
+    """Project the initial state and integrate (`jitted_integrate` is this, jitted).
 
     `project_start=False` (static): the caller found the initial state on the constraints
     or projected it there (a concrete start, checked on the host, `start_projection`), and
@@ -107,6 +106,13 @@ def integrate(model, formulation, stabilization, solver, controller, adjoint, sa
             and isinstance(adjoint, diffrax.RecursiveCheckpointAdjoint)):
         return _integrate_stored_stages(args)
     return _integrate(*args)
+
+
+# Inside a caller's `jax.jit` trace the plain `integrate` is called: under a gradient, a
+# jitted one is traced once for its own program and then again by the linearization, the
+# plain one once (the spatial pendulum of `bench_latency.py`: its first gradient's
+# tracing 5.87 -> 5.39 s, three alternated pairs).
+jitted_integrate = eqx.filter_jit(integrate)
 
 
 # A Runge-Kutta step loops over its stages in a while loop that diffrax checkpoints by

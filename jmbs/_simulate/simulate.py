@@ -12,7 +12,7 @@ from .._formulations.registry import default_formulation
 from .._gc import compiles
 from .._kinematics import assemble, closure_error, conflict, generic_rank, rheonomic_conflict, warn_singular
 from .._linalg import ON_CONSTRAINTS_TOL
-from .._misc import as_float, check_finite, check_positive, fail_if, is_traced, warn_user
+from .._misc import as_float, check_finite, check_positive, fail_if, is_traced, staging, warn_user
 from .._model import Model
 from .._reactions import check_friction
 from .._solvability.analysis import element_sets
@@ -28,6 +28,7 @@ from .integrate import (
     compile_beside,
     compile_solution_ahead,
     integrate,
+    jitted_integrate,
     save_times,
     solution,
     start_projection,
@@ -182,11 +183,12 @@ def simulate(model: Model, t1: float, *, formulation: AbstractFormulation | Prep
     kwargs = dict(project_start=in_program, final=final)
     ahead = None
     if concrete:
-        beside = compile_beside(integrate, *args, **kwargs)
+        beside = compile_beside(jitted_integrate, *args, **kwargs)
         ahead = compile_solution_ahead(model, prepared, stabilization, method if reactions else None,
                                        saveat, final)
         beside.result()
-    ts, qs, vs, work, result, stats, q0p, v0p, stopped = integrate(*args, **kwargs)
+    run = integrate if not concrete and staging() else jitted_integrate
+    ts, qs, vs, work, result, stats, q0p, v0p, stopped = run(*args, **kwargs)
     if ahead is not None:
         ahead.result()
     sol = solution(model, prepared, stabilization, method if reactions else None, ts, qs, vs, work,
