@@ -118,6 +118,11 @@ def test_with_params_differentiates_only_what_the_new_values_reach(key):
     traced = []
     jax.grad(lambda x: traced.append(leaves_traced(x)) or jnp.sum(x))(jnp.asarray(x0))
     assert (sum(traced[0]) == 2) == (key == "spring.stiffness")  # the spring and the vector
+    # Inside a caller's jit too, the fields not reached are the model's own values (no
+    # program derives them again), but `q0` and `v0`, which `with_params` re-derives.
+    jitted = []
+    jax.jit(lambda x: jitted.append(leaves_traced(x)) or x)(jnp.asarray(x0))
+    assert (sum(jitted[0]) == 4) == (key == "spring.stiffness")
 
     def v_dot(x):
         return jmbs.reactions(model.with_params({key: x}), q, v, 0.0, prepared).v_dot

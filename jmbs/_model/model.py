@@ -284,8 +284,8 @@ class Model(eqx.Module):
 
         Traceable: `jax.grad` and `jax.vmap` over the new values work; the fields the
         new values do not reach (a spring's stiffness: not the joints' geometry or
-        `q0`) carry no derivative, so a gradient differentiates only where the design
-        reaches. `q0` is re-derived from the bodies' reference poses; call
+        `q0`) keep this model's values and carry no derivative, so a gradient
+        differentiates only where the design reaches. `q0` is re-derived from the bodies' reference poses; call
         `jmbs.assemble` if the reference configuration no longer closes.
 
         **Raises:** `ValueError` for an unknown key or a value of the wrong shape.
@@ -356,14 +356,21 @@ class Model(eqx.Module):
 
 def _underived_where_unreached(model: Model, base: Model, keys: list[str]) -> Model:
     """`model`, derived from `base`'s parameters with traced values for `keys`, with
-    every leaf that those values do not reach cut from differentiation (its derivative is
-    zero): `jax.grad` over a design parameter then carries tangents only where the
+    every leaf that those values do not reach taken from `base`: the same value,
+    concrete, so `jax.grad` over a design parameter carries tangents only where the
     design reaches (a spring's stiffness: the force elements, not the joints' geometry
-    or the initial state, whose projection then needs no derivative)."""
+    or the initial state, whose projection then needs no derivative), and the caller's
+    program neither derives them again nor batches them under `jax.vmap` (the spatial
+    pendulum of `bench_latency.py`: its first gradient's XLA 11.8-12.0 -> 11.2-11.6 s).
+    `q0` and `v0` stay the derivation's own (a built model's may be assembled, and
+    `with_params` re-derives them), cut from differentiation where unreached."""
     reached = _reached_leaves(base.dim, base.body_specs, base.element_specs, base.force_specs,
                               base.param_layout, tuple(keys))
     flat, tree = jax.tree.flatten(model)
-    return jax.tree.unflatten(tree, [x if r else jax.lax.stop_gradient(x) for x, r in zip(flat, reached)])
+    own = {id(model.q0), id(model.v0)}
+    return jax.tree.unflatten(tree, [
+        x if r else jax.lax.stop_gradient(x) if id(x) in own else b
+        for x, b, r in zip(flat, jax.tree.leaves(base), reached, strict=True)])
 
 
 @functools.lru_cache(maxsize=64)
