@@ -285,8 +285,9 @@ class Model(eqx.Module):
         Traceable: `jax.grad` and `jax.vmap` over the new values work; the fields the
         new values do not reach (a spring's stiffness: not the joints' geometry or
         `q0`) keep this model's values and carry no derivative, so a gradient
-        differentiates only where the design reaches. `q0` is re-derived from the bodies' reference poses; call
-        `jmbs.assemble` if the reference configuration no longer closes.
+        differentiates only where the design reaches. `q0` is re-derived from the
+        bodies' reference poses; call `jmbs.assemble` if the reference configuration
+        no longer closes.
 
         **Raises:** `ValueError` for an unknown key or a value of the wrong shape.
         """
