@@ -60,8 +60,8 @@ class RunOnce:
 def each_state(fn, *states):
     """`jax.vmap(fn)(*states)` over the states' leading axis (saved states); a single
     state (a final state's gradient) is passed to `fn` as it is and its outputs get the
-    axis back. Unbatched, `fn`'s constraint and dynamics terms are the vector field's
-    own programs, which JAX has traced and linearized already, and XLA compiles no
+    axis back. Unbatched, `fn`'s jitted constraint and dynamics terms are the vector
+    field's own jaxprs (JAX traces them once), not batched copies, and XLA compiles no
     batched decompositions (docs/benchmarks.md: a gradient of the spatial pendulum's
     final reactions traces and compiles in 4 s less than through `jax.vmap`)."""
     if states[0].shape[0] != 1:
