@@ -368,10 +368,11 @@ def _underived_where_unreached(model: Model, base: Model, keys: list[str]) -> Mo
     reached = _reached_leaves(base.dim, base.body_specs, base.element_specs, base.force_specs,
                               base.param_layout, tuple(keys))
     flat, tree = jax.tree.flatten(model)
-    own = {id(model.q0), id(model.v0)}
+    rederived = jax.tree.leaves(eqx.tree_at(lambda m: (m.q0, m.v0), jax.tree.map(lambda _: False, model),
+                                            (True, True)))
     return jax.tree.unflatten(tree, [
-        x if r else jax.lax.stop_gradient(x) if id(x) in own else b
-        for x, b, r in zip(flat, jax.tree.leaves(base), reached, strict=True)])
+        x if r else jax.lax.stop_gradient(x) if own else b
+        for x, b, r, own in zip(flat, jax.tree.leaves(base), reached, rederived, strict=True)])
 
 
 @functools.lru_cache(maxsize=64)
