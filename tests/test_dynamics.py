@@ -403,6 +403,40 @@ def test_one_saved_time_is_reported_as_among_many():
     np.testing.assert_allclose(jax.jit(jax.grad(tension))(9.81), fd, rtol=1e-6)
 
 
+def test_a_traced_run_evaluates_its_saved_dynamics_where_they_are_read():
+    """Under `jax.jit` the saved states' accelerations, reactions, violations and energy
+    are traced where they are read: a caller that reads the states alone has none of
+    them in its program. Read, or with the solution returned whole, they equal the
+    concrete run's; and a run that failed raises where they are read, as where the
+    states are."""
+    m = bricard()
+    mass = float(m.params()["rod1.mass"])
+    f = jmbs.default_formulation(m).prepare(m, m.q0, 0.0)
+
+    def run(x, **kw):
+        return jmbs.simulate(m.with_params({"rod1.mass": x}), 0.5, formulation=f, saveat=[0.2, 0.5],
+                             **kw)
+
+    states_only = str(jax.make_jaxpr(lambda x: run(x).q)(mass))
+    reactions_read = str(jax.make_jaxpr(lambda x: run(x).reactions.multipliers)(mass))
+    assert "_post" not in states_only and "_post" in reactions_read
+
+    concrete = run(mass)
+    whole = jax.jit(run)(mass)
+    read = jax.jit(lambda x: (run(x).reactions.multipliers, run(x).v_dot))(mass)
+    for got, want in ((whole.q, concrete.q), (whole.v_dot, concrete.v_dot), (read[1], concrete.v_dot),
+                      (whole.reactions.multipliers, concrete.reactions.multipliers),
+                      (read[0], concrete.reactions.multipliers), (whole.energy, concrete.energy),
+                      (whole.violation, concrete.violation),
+                      (whole.velocity_violation, concrete.velocity_violation)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(want).max())))
+    np.testing.assert_array_equal(whole.reactions.unique, concrete.reactions.unique)
+
+    for read_out in (lambda s: s.q, lambda s: s.reactions.multipliers, lambda s: s.energy):
+        with pytest.raises(RuntimeError, match="jmbs.simulate failed"):
+            jax.block_until_ready(jax.jit(lambda x: read_out(run(x, max_steps=2)))(mass))
+
+
 def test_an_implicit_solver_runs_with_the_default_projection():
     """An implicit solver's root finder gets the controller's tolerances and norm through
     the solver wrappers (the projection's, the health watch's): Kvaerno5 follows Tsit5."""

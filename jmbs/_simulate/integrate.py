@@ -6,6 +6,7 @@ jmbs's own (failures are result codes, raised by the caller).
 """
 
 import dataclasses
+import functools
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import diffrax
@@ -20,7 +21,7 @@ from .._bodies import mechanism_size
 from .._forces.registry import bounded_parameters
 from .._formulations.base import Prepared, solve_dynamics
 from .._linalg import FACTORIZATION
-from .._misc import RunOnce, cotangent_shapes, each_state, filled_cotangents
+from .._misc import RunOnce, cotangent_shapes, each_state, filled_cotangents, is_traced
 from .._model import Model
 from .._params import ParamVector
 from .._reactions import build_reactions
@@ -216,8 +217,13 @@ def solution(model, formulation, stabilization, method, ts, qs, vs, work, result
     the run's last (`integrate(..., final=True)`), reported as the stabilization
     reports a step's end (`project_final`)."""
     args = (model, formulation, stabilization, method, ts, qs, vs, work, result, final)
-    sol = _solution_program(*args)
-    return dataclasses.replace(sol, stats=stats)
+    if not is_traced(args):
+        return dataclasses.replace(_solution_program(*args), stats=stats)
+    # Traced: the saved states' dynamics where the caller reads them (`Solution.deferred`).
+    qs, vs = _saved_states(model, stabilization, ts, qs, vs, final)
+    evaluate = functools.partial(_post_program, model, formulation, method, qs, vs, ts)
+    return Solution.deferred(evaluate, ts, qs, vs, work, _finite(result, qs, vs), stats,
+                             model.coordinate_names, model.velocity_names)
 
 
 def save_times(saveat: diffrax.SaveAt):
@@ -278,13 +284,31 @@ _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jmbs-compile")
 
 
 def _solution(model, formulation, stabilization, method, ts, qs, vs, work, result, final):
-    qs, vs = (stabilization.project_final if final else stabilization.project_saved)(model, qs, vs, ts)
-    v_dot, reactions, viol, vviol, en = each_state(
-        lambda q, v, t: post(model, formulation, method, q, v, t), qs, vs, ts)
-    finite = jnp.all(jnp.isfinite(v_dot)) & jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
-    result = RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
-    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, result, {},
-                    model.coordinate_names, model.velocity_names)
+    qs, vs = _saved_states(model, stabilization, ts, qs, vs, final)
+    v_dot, reactions, viol, vviol, en = _post(model, formulation, method, qs, vs, ts)
+    return Solution(ts, qs, vs, v_dot, reactions, viol, vviol, en, work, _finite(result, qs, vs, v_dot),
+                    {}, model.coordinate_names, model.velocity_names)
+
+
+def _saved_states(model, stabilization, ts, qs, vs, final):
+    """The saved states as reported: as the stabilization reports them."""
+    return (stabilization.project_final if final else stabilization.project_saved)(model, qs, vs, ts)
+
+
+def _post(model, formulation, method, qs, vs, ts):
+    """`post` at every saved state: `(v_dot, reactions, violation, velocity violation, energy)`."""
+    return each_state(lambda q, v, t: post(model, formulation, method, q, v, t), qs, vs, ts)
+
+
+def _finite(result, *values):
+    """`result`, or `RESULTS.not_finite` where a run that succeeded left NaN or infinity in
+    `values`."""
+    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in values]))
+    return RESULTS.where(finite | (result != RESULTS.successful), result, RESULTS.not_finite)
+
+
+# Traced runs: the saved states' dynamics in the caller's program, traced where they are read.
+_post_program = eqx.filter_jit(_post)
 
 
 # The saved-state program runs once per call: on the host for a structure's first calls

@@ -292,10 +292,16 @@ def _raise_if_failed(sol: Solution, hint: str, throw: bool) -> Solution:
     """The one error path: with `throw`, a failed run raises its message and cause."""
     if not throw:
         return sol
-    return fail_if(sol, failures(sol.result),
-                   "jmbs.simulate failed; run with throw=False and read Solution.message",
-                   lambda: f"jmbs.simulate failed: {sol.message}{' ' + hint if hint else ''} "
-                           "(run with throw=False to inspect the partial result)")
+    failed = failures(sol.result)
+
+    def check(x, failed=failed):
+        return fail_if(x, failed, "jmbs.simulate failed; run with throw=False and read Solution.message",
+                       lambda: f"jmbs.simulate failed: {sol.message}{' ' + hint if hint else ''} "
+                               "(run with throw=False to inspect the partial result)")
+
+    # A traced run's saved-state dynamics, where read, fail as well on NaN accelerations
+    # (`Solution.deferred`: its result code cannot wait for them).
+    return sol.checked(check, lambda values: check(values, failed | ~jnp.all(jnp.isfinite(values[0]))))
 
 
 def _conflict_on_the_way(model: Model, sol: Solution, t1) -> str:

@@ -4,6 +4,7 @@ import html
 
 import diffrax
 import equinox as eqx
+import jax
 import numpy as np
 from jaxtyping import Array, Bool, Float
 
@@ -60,6 +61,28 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
     )
 
 
+class _Deferred:
+    """A saved-state value of a traced `Solution` (`Solution.deferred`): element `index`
+    of what `evaluate()` returns, evaluated where it is read. As a pytree node it is
+    evaluated where the solution is flattened (returned from `jax.jit` or `jax.vmap`,
+    passed to `jax.tree.map`), and unflattens to the value itself."""
+
+    __slots__ = ("evaluate", "index")
+
+    def __init__(self, evaluate, index: int):
+        self.evaluate, self.index = evaluate, index
+
+    def value(self):
+        return self.evaluate()[self.index]
+
+
+jax.tree_util.register_pytree_node(_Deferred, lambda d: ((d.value(),), None),
+                                   lambda _, children: children[0])
+
+# The fields a traced run evaluates where they are read.
+_DEFERRED = ("v_dot", "reactions", "violation", "velocity_violation", "energy")
+
+
 class Solution(eqx.Module):
     """The result of `jmbs.simulate` at the saved times.
 
@@ -77,6 +100,11 @@ class Solution(eqx.Module):
     - `result`: a `jmbs.RESULTS` item, `RESULTS.successful` on success
       (one per batch element under `jax.vmap`; `message` explains it);
     - `stats`: diffrax's statistics (steps taken, rejected, ...).
+
+    Under a trace (`jax.jit`, `jax.grad`, `jax.vmap` over `simulate`) `v_dot`,
+    `reactions`, `violation`, `velocity_violation` and `energy` are traced where they
+    are read or the solution is flattened (`Solution.deferred`), and `result` reports
+    NaN or infinity in the states, not in the accelerations.
     """
 
     ts: Float[Array, " T"]
@@ -92,6 +120,36 @@ class Solution(eqx.Module):
     stats: dict
     coordinate_names: tuple[str, ...] = eqx.field(static=True, default=())
     velocity_names: tuple[str, ...] = eqx.field(static=True, default=())
+
+    def __getattribute__(self, name):
+        value = object.__getattribute__(self, name)
+        return value.value() if type(value) is _Deferred else value
+
+    @classmethod
+    def deferred(cls, evaluate, ts, q, v, work, result, stats, coordinate_names=(),
+                 velocity_names=()) -> "Solution":
+        """A solution whose `v_dot`, `reactions`, `violation`, `velocity_violation` and
+        `energy` are `evaluate()`'s five values, traced only where one of them is read
+        (or the solution is flattened): a traced run (under `jax.jit`, `jax.grad`,
+        `jax.vmap`) whose caller reads the states alone, a final state's gradient
+        above all, neither traces nor differentiates the saved states' dynamics
+        (`evaluate` is a jitted function: JAX's caches serve every read after the first)."""
+        sol = cls(ts, q, v, None, None, None, None, None, work, result, stats, coordinate_names,
+                  velocity_names)
+        for k, name in enumerate(_DEFERRED):  # past eqx's __init__, which flattens its arguments
+            object.__setattr__(sol, name, _Deferred(evaluate, k))
+        return sol
+
+    def checked(self, check, check_deferred) -> "Solution":
+        """This solution with `check` (a function of a pytree that returns it, e.g.
+        `fail_if`'s) applied to its values; deferred ones go through `check_deferred`
+        where they are read (`evaluate()`'s five values)."""
+        first = object.__getattribute__(self, _DEFERRED[0])
+        if type(first) is not _Deferred:
+            return check(self)
+        ts, q, v, work = check((self.ts, self.q, self.v, self.work))
+        return Solution.deferred(lambda: check_deferred(first.evaluate()), ts, q, v, work,
+                                 self.result, self.stats, self.coordinate_names, self.velocity_names)
 
     def __repr__(self) -> str:
         return solution_line(self)
