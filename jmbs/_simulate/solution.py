@@ -6,6 +6,7 @@ import diffrax
 import equinox as eqx
 import jax
 import numpy as np
+from jax.extend.core import get_opaque_trace_state
 from jaxtyping import Array, Bool, Float
 
 from .._display import reactions_html, solution_line, solution_text
@@ -59,6 +60,24 @@ class RESULTS(diffrax.RESULTS):  # pyright: ignore[reportGeneralTypeIssues]
         "positive, or a NaN or infinite parameter (under jax.vmap: this batch member's "
         "parameters); with concrete values, Model.with_params names the parameter."
     )
+
+
+class _Evaluation:
+    """`evaluate()` once per trace: the deferred fields of a solution share one evaluation
+    (flattening reads all five; under an un-jitted `jax.vmap` each evaluation runs).
+    A read inside another trace (a `jax.lax.cond` branch, a nested `jax.vmap`) evaluates
+    there, so no value leaves the trace it belongs to."""
+
+    __slots__ = ("evaluate", "trace", "values")
+
+    def __init__(self, evaluate):
+        self.evaluate, self.trace, self.values = evaluate, None, None
+
+    def __call__(self):
+        trace = get_opaque_trace_state(None)
+        if self.values is None or self.trace != trace:
+            self.values, self.trace = self.evaluate(), trace
+        return self.values
 
 
 class _Deferred:
@@ -133,11 +152,12 @@ class Solution(eqx.Module):
         (or the solution is flattened): a traced run (under `jax.jit`, `jax.grad`,
         `jax.vmap`) whose caller reads the states alone, a final state's gradient
         above all, neither traces nor differentiates the saved states' dynamics
-        (`evaluate` is a jitted function: JAX's caches serve every read after the first)."""
+        (`evaluate` runs once per trace, whatever the fields read)."""
         sol = cls(ts, q, v, None, None, None, None, None, work, result, stats, coordinate_names,
                   velocity_names)
+        evaluation = _Evaluation(evaluate)
         for k, name in enumerate(_DEFERRED):  # past eqx's __init__, which flattens its arguments
-            object.__setattr__(sol, name, _Deferred(evaluate, k))
+            object.__setattr__(sol, name, _Deferred(evaluation, k))
         return sol
 
     def checked(self, check, check_deferred) -> "Solution":
