@@ -406,9 +406,9 @@ def test_one_saved_time_is_reported_as_among_many():
 def test_a_traced_run_evaluates_its_saved_dynamics_where_they_are_read():
     """Under `jax.jit` the saved states' accelerations, reactions, violations and energy
     are traced where they are read: a caller that reads the states alone has none of
-    them in its program. Read, or with the solution returned whole, they equal the
-    concrete run's; and a run that failed raises where they are read, as where the
-    states are."""
+    them in its program, one that returns the solution whole evaluates them once.
+    Read, or with the solution returned whole, they equal the concrete run's; and a run
+    that failed raises where they are read, as where the states are."""
     m = bricard()
     mass = float(m.params()["rod1.mass"])
     f = jmbs.default_formulation(m).prepare(m, m.q0, 0.0)
@@ -420,6 +420,9 @@ def test_a_traced_run_evaluates_its_saved_dynamics_where_they_are_read():
     states_only = str(jax.make_jaxpr(lambda x: run(x).q)(mass))
     reactions_read = str(jax.make_jaxpr(lambda x: run(x).reactions.multipliers)(mass))
     assert "_post" not in states_only and "_post" in reactions_read
+    # Returned whole, the five deferred fields share one evaluation.
+    whole_eqns = jax.make_jaxpr(run)(mass).jaxpr.eqns
+    assert sum(e.params.get("name") == "_post" for e in whole_eqns) == 1
 
     concrete = run(mass)
     whole = jax.jit(run)(mass)
